@@ -1,0 +1,25 @@
+//! The pure core of ordergate: the types the API speaks and the rules that
+//! decide what is valid. Nothing here does I/O, so every rule can be unit
+//! tested beside its code and reused unchanged by every storage backend.
+
+pub mod catalog;
+pub mod inventory;
+pub mod menu;
+pub mod order;
+pub mod paging;
+pub mod rejection;
+pub mod session;
+pub mod shop;
+pub mod validation;
+
+pub use rejection::Rejection;
+
+/// Every timestamp ordergate stores or returns: UTC, millisecond precision.
+pub type Timestamp = chrono::DateTime<chrono::Utc>;
+
+/// The current time truncated to the millisecond precision the stores keep,
+/// so a value read back equals the value written.
+pub fn now() -> Timestamp {
+    let now = chrono::Utc::now();
+    chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}

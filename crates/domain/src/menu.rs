@@ -1,0 +1,169 @@
+//! The guest menu: the active catalog with live stock merged in.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::Timestamp;
+use crate::catalog::Catalog;
+use crate::inventory::StockLevel;
+use crate::shop::Shop;
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Menu {
+    pub shop_id: Uuid,
+    pub catalog_version: i64,
+    pub currency: String,
+    pub items: Vec<MenuEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MenuEntry {
+    pub menu_item_id: Uuid,
+    pub name: String,
+    pub description: String,
+    pub category: String,
+    pub price: i64,
+    /// `null` when untracked (unlimited).
+    pub stock: Option<i64>,
+    pub sold_out: bool,
+    pub max_toppings: i64,
+    pub toppings: Vec<MenuTopping>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MenuTopping {
+    pub topping_id: Uuid,
+    pub name: String,
+    pub price: i64,
+    pub stock: Option<i64>,
+    pub sold_out: bool,
+}
+
+impl Menu {
+    /// Merges stock into the catalog as of `now` (86 marks may have lapsed).
+    /// Ids without a stock row are treated as untracked.
+    pub fn build(
+        shop: &Shop,
+        catalog: &Catalog,
+        levels: &HashMap<Uuid, StockLevel>,
+        now: Timestamp,
+    ) -> Menu {
+        let untracked = StockLevel::default();
+        let level = |id: &Uuid| levels.get(id).unwrap_or(&untracked);
+        let toppings: HashMap<Uuid, MenuTopping> = catalog
+            .toppings
+            .iter()
+            .map(|t| {
+                let level = level(&t.topping_id);
+                let topping = MenuTopping {
+                    topping_id: t.topping_id,
+                    name: t.name.clone(),
+                    price: t.price,
+                    stock: level.stock,
+                    sold_out: level.sold_out(now),
+                };
+                (t.topping_id, topping)
+            })
+            .collect();
+        let items = catalog
+            .items
+            .iter()
+            .map(|item| {
+                let level = level(&item.menu_item_id);
+                MenuEntry {
+                    menu_item_id: item.menu_item_id,
+                    name: item.name.clone(),
+                    description: item.description.clone(),
+                    category: item.category.clone(),
+                    price: item.price,
+                    stock: level.stock,
+                    sold_out: level.sold_out(now),
+                    max_toppings: item.max_toppings,
+                    toppings: item
+                        .topping_ids
+                        .iter()
+                        .filter_map(|id| toppings.get(id).cloned())
+                        .collect(),
+                }
+            })
+            .collect();
+        Menu {
+            shop_id: shop.shop_id,
+            catalog_version: catalog.version,
+            currency: shop.currency.clone(),
+            items,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+
+    use super::*;
+    use crate::catalog::{MenuItem, Topping};
+
+    #[test]
+    fn stock_and_86_marks_are_merged_per_item_and_topping() {
+        let now = crate::now();
+        let shop = Shop {
+            shop_id: Uuid::new_v4(),
+            name: "Diner".into(),
+            currency: "USD".into(),
+            timezone: "UTC".into(),
+            created_at: now,
+        };
+        let (curry, soup, cheese) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let catalog = Catalog {
+            shop_id: shop.shop_id,
+            version: 2,
+            toppings: vec![Topping {
+                topping_id: cheese,
+                name: "Cheese".into(),
+                price: 100,
+            }],
+            items: [curry, soup]
+                .into_iter()
+                .map(|id| MenuItem {
+                    menu_item_id: id,
+                    name: "x".into(),
+                    description: String::new(),
+                    category: "Mains".into(),
+                    price: 900,
+                    topping_ids: vec![cheese],
+                    max_toppings: 1,
+                })
+                .collect(),
+        };
+        let levels = HashMap::from([
+            (
+                curry,
+                StockLevel {
+                    stock: Some(0),
+                    ..Default::default()
+                },
+            ),
+            (
+                cheese,
+                StockLevel {
+                    stock: Some(4),
+                    marked_sold_out: true,
+                    sold_out_until: Some(now + Duration::seconds(5)),
+                },
+            ),
+        ]);
+        let menu = Menu::build(&shop, &catalog, &levels, now);
+        assert!(menu.items[0].sold_out, "tracked stock 0");
+        assert!(!menu.items[1].sold_out, "no stock row: untracked");
+        assert_eq!(menu.items[1].stock, None);
+        assert!(menu.items[1].toppings[0].sold_out, "86 in force");
+        let later = Menu::build(&shop, &catalog, &levels, now + Duration::seconds(5));
+        assert!(!later.items[1].toppings[0].sold_out, "86 lapsed");
+    }
+}

@@ -1,0 +1,243 @@
+//! Table sessions: a table opened by staff for one party of guests, guarded
+//! by a six-digit PIN that rides in the QR code's URL fragment.
+
+use chrono::Duration;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::order::Order;
+use crate::validation::FieldErrors;
+use crate::{Rejection, Timestamp};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SessionStatus {
+    Active,
+    Closed,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Active => "active",
+            SessionStatus::Closed => "closed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SessionStatus> {
+        match s {
+            "active" => Some(SessionStatus::Active),
+            "closed" => Some(SessionStatus::Closed),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewSession {
+    #[schema(example = "T4")]
+    pub table_label: String,
+}
+
+impl NewSession {
+    /// The trimmed table label.
+    pub fn validate(self) -> Result<String, Rejection> {
+        let mut errors = FieldErrors::default();
+        errors.text("tableLabel", &self.table_label, 1, 32);
+        errors.finish(self.table_label.trim().to_owned())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub session_id: Uuid,
+    pub shop_id: Uuid,
+    pub table_label: String,
+    pub pin: String,
+    pub status: SessionStatus,
+    pub opened_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    pub pin_failures: i64,
+    pub pin_locked_until: Option<DateTime<Utc>>,
+}
+
+/// A fresh, uniformly random six-digit PIN (leading zeros included).
+pub fn generate_pin() -> String {
+    format!("{:06}", rand::random_range(0..1_000_000u32))
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct PinPolicy {
+    pub max_failures: u32,
+    pub lockout: Duration,
+}
+
+/// What a guest's PIN attempt means, and what the store must remember.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PinCheck {
+    /// Right PIN; `reset` when earlier failures must be forgotten.
+    Accepted { reset: bool },
+    /// No PIN given: refused, but not counted as a guess.
+    Missing,
+    /// Wrong PIN: store the new failure count and lock, if any.
+    Wrong {
+        failures: i64,
+        locked_until: Option<Timestamp>,
+    },
+    /// Locked: refused whatever was given, until `until`.
+    Locked { until: Timestamp },
+}
+
+impl Session {
+    pub fn locked_until(&self, now: Timestamp) -> Option<Timestamp> {
+        self.pin_locked_until.filter(|until| *until > now)
+    }
+
+    /// Judges a PIN attempt. The comparison takes the same time wherever the
+    /// first wrong digit is, so timing does not leak the PIN digit by digit.
+    pub fn check_pin(&self, given: Option<&str>, policy: PinPolicy, now: Timestamp) -> PinCheck {
+        if let Some(until) = self.locked_until(now) {
+            return PinCheck::Locked { until };
+        }
+        let Some(given) = given else {
+            return PinCheck::Missing;
+        };
+        if bool::from(given.as_bytes().ct_eq(self.pin.as_bytes())) {
+            return PinCheck::Accepted {
+                reset: self.pin_failures > 0 || self.pin_locked_until.is_some(),
+            };
+        }
+        let failures = self.pin_failures + 1;
+        if failures >= i64::from(policy.max_failures) {
+            // The count restarts once the lock lapses, so a guest who waited
+            // out the lock gets a full set of attempts again.
+            PinCheck::Wrong {
+                failures: 0,
+                locked_until: Some(now + policy.lockout),
+            }
+        } else {
+            PinCheck::Wrong {
+                failures,
+                locked_until: None,
+            }
+        }
+    }
+}
+
+/// What a table owes at checkout.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Bill {
+    pub session_id: Uuid,
+    pub table_label: String,
+    pub status: SessionStatus,
+    pub closed_at: DateTime<Utc>,
+    /// Every order of the session, oldest first; cancelled ones are listed
+    /// but not counted.
+    pub orders: Vec<Order>,
+    pub total: i64,
+}
+
+impl Bill {
+    pub fn new(
+        session_id: Uuid,
+        table_label: String,
+        closed_at: Timestamp,
+        orders: Vec<Order>,
+    ) -> Bill {
+        let total = orders
+            .iter()
+            .filter(|o| o.counts_toward_bill())
+            .map(|o| o.total)
+            .sum();
+        Bill {
+            session_id,
+            table_label,
+            status: SessionStatus::Closed,
+            closed_at,
+            orders,
+            total,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(pin: &str) -> Session {
+        Session {
+            session_id: Uuid::new_v4(),
+            shop_id: Uuid::new_v4(),
+            table_label: "T1".into(),
+            pin: pin.into(),
+            status: SessionStatus::Active,
+            opened_at: crate::now(),
+            closed_at: None,
+            pin_failures: 0,
+            pin_locked_until: None,
+        }
+    }
+
+    const POLICY: PinPolicy = PinPolicy {
+        max_failures: 3,
+        lockout: Duration::seconds(60),
+    };
+
+    #[test]
+    fn pins_are_six_digits() {
+        for _ in 0..100 {
+            let pin = generate_pin();
+            assert_eq!(pin.len(), 6);
+            assert!(pin.bytes().all(|b| b.is_ascii_digit()));
+        }
+    }
+
+    #[test]
+    fn lock_after_max_failures_refuses_even_the_right_pin_until_it_lapses() {
+        let now = crate::now();
+        let mut s = session("123456");
+        for expected in 1..3 {
+            assert_eq!(
+                s.check_pin(Some("000000"), POLICY, now),
+                PinCheck::Wrong {
+                    failures: expected,
+                    locked_until: None
+                }
+            );
+            s.pin_failures = expected;
+        }
+        let PinCheck::Wrong {
+            failures: 0,
+            locked_until: Some(until),
+        } = s.check_pin(Some("000000"), POLICY, now)
+        else {
+            panic!("third failure must lock");
+        };
+        s.pin_failures = 0;
+        s.pin_locked_until = Some(until);
+        assert_eq!(
+            s.check_pin(Some("123456"), POLICY, now),
+            PinCheck::Locked { until }
+        );
+        assert_eq!(s.check_pin(None, POLICY, now), PinCheck::Locked { until });
+        assert_eq!(
+            s.check_pin(Some("123456"), POLICY, until),
+            PinCheck::Accepted { reset: true }
+        );
+    }
+
+    #[test]
+    fn missing_pin_is_not_a_guess() {
+        let s = session("123456");
+        assert_eq!(s.check_pin(None, POLICY, crate::now()), PinCheck::Missing);
+        assert_eq!(
+            s.check_pin(Some("123456"), POLICY, crate::now()),
+            PinCheck::Accepted { reset: false }
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! Wiring: the shared state, the router with its layers, and the serve loop.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Request};
+use ordergate_domain::session::PinPolicy;
+use ordergate_store::Store;
+use ordergate_store_sqlite::SqliteStore;
+use tokio::net::TcpListener;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::auth::StaffToken;
+use crate::config::Settings;
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::MAX_BODY_BYTES;
+use crate::metrics::Metrics;
+use crate::{openapi, routes};
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// What every handler can reach; cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+struct Inner {
+    store: Arc<dyn Store>,
+    staff_token: StaffToken,
+    public_url: String,
+    pin_policy: PinPolicy,
+    metrics: Metrics,
+    openapi_json: String,
+}
+
+impl AppState {
+    pub fn store(&self) -> &dyn Store {
+        self.0.store.as_ref()
+    }
+
+    pub fn staff_token(&self) -> &StaffToken {
+        &self.0.staff_token
+    }
+
+    pub fn public_url(&self) -> &str {
+        &self.0.public_url
+    }
+
+    pub fn pin_policy(&self) -> PinPolicy {
+        self.0.pin_policy
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+
+    pub fn openapi_json(&self) -> &str {
+        &self.0.openapi_json
+    }
+}
+
+/// Opens the backend a database URL names, applying its migrations.
+pub fn open_store(url: &str) -> anyhow::Result<Arc<dyn Store>> {
+    if let Some(path) = ordergate_store_sqlite::path_from_url(url) {
+        let store = SqliteStore::open(&path)
+            .with_context(|| format!("cannot open SQLite database {}", path.display()))?;
+        return Ok(Arc::new(store));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        bail!("this build of ordergate has no PostgreSQL backend yet; use a sqlite:// URL");
+    }
+    bail!("unsupported database URL {url:?}: expected sqlite://FILE")
+}
+
+/// The complete HTTP application for a server reachable at `bound`.
+pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> Router {
+    let (api, document) = routes::api().split_for_parts();
+    let state = AppState(Arc::new(Inner {
+        store,
+        staff_token: StaffToken::new(settings.staff_token.as_deref()),
+        public_url: settings.public_url(bound),
+        pin_policy: settings.pin_policy(),
+        metrics: Metrics::default(),
+        openapi_json: openapi::render(document),
+    }));
+    api.fallback(|| async { ApiError::new(ErrorCode::NotFound, "no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(ErrorCode::MethodNotAllowed, "this endpoint does not take that method")
+        })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::track))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+            let request_id = request
+                .headers()
+                .get(REQUEST_ID)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id)
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .with_state(state)
+}
+
+/// Serves on `listener` until `shutdown` resolves, then lets in-flight
+/// requests finish.
+pub async fn serve(
+    settings: Settings,
+    store: Arc<dyn Store>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let bound = listener.local_addr()?;
+    if settings.staff_token.is_none() {
+        tracing::warn!("no staff token configured: every staff endpoint will answer 401");
+    }
+    let app = build(&settings, store, bound);
+    println!("listening on http://{bound}");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .context("server failed")
+}

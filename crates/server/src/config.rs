@@ -1,0 +1,119 @@
+//! Server settings: every flag also readable from the environment.
+
+use std::net::SocketAddr;
+
+use chrono::Duration;
+use clap::Args;
+use ordergate_domain::session::PinPolicy;
+
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    /// Address to accept connections on.
+    #[arg(long, env = "ORDERGATE_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// `sqlite://FILE` (created if missing) or `postgres://…`.
+    #[arg(
+        long,
+        env = "ORDERGATE_DATABASE_URL",
+        default_value = "sqlite://ordergate.db"
+    )]
+    pub database: String,
+
+    /// Bearer token for staff endpoints; without one, staff endpoints refuse every request.
+    #[arg(long, env = "ORDERGATE_STAFF_TOKEN", hide_env_values = true)]
+    pub staff_token: Option<String>,
+
+    /// Base URL guests reach this server at, for QR links [default: http://<listen>].
+    #[arg(long, env = "ORDERGATE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Window in which the same client's identical order is refused as a duplicate (0: off).
+    #[arg(long, env = "ORDERGATE_DUPLICATE_WINDOW_SECS", default_value_t = 30)]
+    pub duplicate_window_secs: u64,
+
+    /// Minimum time between two accepted orders of one client (0: off).
+    #[arg(long, env = "ORDERGATE_CLIENT_COOLDOWN_MS", default_value_t = 2000)]
+    pub client_cooldown_ms: u64,
+
+    /// How long a completed idempotency key is remembered.
+    #[arg(long, env = "ORDERGATE_IDEMPOTENCY_TTL_SECS", default_value_t = 86400)]
+    pub idempotency_ttl_secs: u64,
+
+    /// How long a request waits for an in-flight request with the same key.
+    #[arg(long, env = "ORDERGATE_INFLIGHT_WAIT_MS", default_value_t = 2000)]
+    pub inflight_wait_ms: u64,
+
+    /// Consecutive wrong PINs that lock a session.
+    #[arg(long, env = "ORDERGATE_PIN_MAX_FAILURES", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub pin_max_failures: u32,
+
+    /// How long a locked PIN stays locked.
+    #[arg(long, env = "ORDERGATE_PIN_LOCKOUT_SECS", default_value_t = 300,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub pin_lockout_secs: u32,
+}
+
+impl Settings {
+    /// Settings with every default, for embedding and tests.
+    pub fn new(database: impl Into<String>) -> Settings {
+        Settings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            database: database.into(),
+            staff_token: None,
+            public_url: None,
+            duplicate_window_secs: 30,
+            client_cooldown_ms: 2000,
+            idempotency_ttl_secs: 86400,
+            inflight_wait_ms: 2000,
+            pin_max_failures: 5,
+            pin_lockout_secs: 300,
+        }
+    }
+
+    pub fn pin_policy(&self) -> PinPolicy {
+        PinPolicy {
+            max_failures: self.pin_max_failures,
+            lockout: Duration::seconds(i64::from(self.pin_lockout_secs)),
+        }
+    }
+
+    /// The configured public URL without a trailing slash, or one built from
+    /// the address actually bound (which differs from `listen` on port 0).
+    pub fn public_url(&self, bound: SocketAddr) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://{bound}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    #[test]
+    fn defaults_match_the_documented_table() {
+        let parsed = Cli::parse_from(["ordergate"]).settings;
+        let documented = Settings::new("sqlite://ordergate.db");
+        assert_eq!(format!("{parsed:?}"), format!("{documented:?}"));
+    }
+
+    #[test]
+    fn public_url_defaults_to_the_bound_address() {
+        let mut settings = Settings::new("sqlite://x.db");
+        let bound = SocketAddr::from(([127, 0, 0, 1], 4321));
+        assert_eq!(settings.public_url(bound), "http://127.0.0.1:4321");
+        settings.public_url = Some("https://order.example.com/".into());
+        assert_eq!(settings.public_url(bound), "https://order.example.com");
+    }
+}

@@ -1,0 +1,15 @@
+//! The ordergate server: HTTP API, authentication, problem errors, metrics
+//! and the demo, over any [`ordergate_store::Store`] backend.
+
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod extract;
+pub mod metrics;
+pub mod openapi;
+mod routes;
+
+pub use app::{build, open_store, serve};
+pub use config::Settings;

@@ -1,0 +1,70 @@
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use ordergate_server::demo::{self, DemoArgs};
+use ordergate_server::{Settings, open_store, serve};
+use tokio::net::TcpListener;
+use tracing_subscriber::EnvFilter;
+
+/// Restaurant table ordering where every order reaches the kitchen exactly once.
+#[derive(Parser)]
+#[command(name = "ordergate", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server.
+    Serve(Settings),
+    /// Run the server on a fresh demo database with a seeded diner.
+    Demo(DemoArgs),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match Cli::parse().command {
+        Command::Serve(settings) => run(settings).await,
+        Command::Demo(args) => demo::run(args, shutdown_signal()).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(settings: Settings) -> anyhow::Result<()> {
+    let store = open_store(&settings.database)?;
+    let listener = TcpListener::bind(settings.listen).await?;
+    serve(settings, store, listener, shutdown_signal()).await
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM (what service managers send).
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,24 @@
+//! One module per resource, each with its own `router()`, merged here.
+
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::app::AppState;
+use crate::openapi::ApiDoc;
+
+mod catalog;
+mod inventory;
+mod menu;
+mod ops;
+mod sessions;
+mod shops;
+
+pub fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(ops::router())
+        .merge(shops::router())
+        .merge(catalog::router())
+        .merge(menu::router())
+        .merge(inventory::router())
+        .merge(sessions::router())
+}

@@ -1,0 +1,198 @@
+//! Table sessions: opened by staff, used by guests with the PIN, closed at checkout.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use chrono::{DateTime, Utc};
+use ordergate_domain::Rejection;
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, NewSession, Session, SessionStatus, generate_pin};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::{Principal, StaffAuth, session_access};
+use crate::error::{ApiError, Problem};
+use crate::extract::{ApiJson, ApiPath, ApiQuery, Created};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(open_session, list_sessions))
+        .routes(routes!(get_session))
+        .routes(routes!(checkout))
+}
+
+/// A session as its reader may see it: staff see the PIN and the guest URL
+/// (which contains the PIN); guests see neither.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct SessionView {
+    session_id: Uuid,
+    shop_id: Uuid,
+    table_label: String,
+    /// Staff only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pin: Option<String>,
+    status: SessionStatus,
+    opened_at: DateTime<Utc>,
+    closed_at: Option<DateTime<Utc>>,
+    /// `<public-url>/t/<sessionId>#pin=<pin>`, for the table's QR code. Staff only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guest_url: Option<String>,
+}
+
+impl SessionView {
+    fn new(session: Session, principal: Principal, public_url: &str) -> SessionView {
+        let staff = principal == Principal::Staff;
+        SessionView {
+            guest_url: staff
+                .then(|| format!("{public_url}/t/{}#pin={}", session.session_id, session.pin)),
+            pin: staff.then_some(session.pin),
+            session_id: session.session_id,
+            shop_id: session.shop_id,
+            table_label: session.table_label,
+            status: session.status,
+            opened_at: session.opened_at,
+            closed_at: session.closed_at,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+struct SessionList {
+    sessions: Vec<SessionView>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ListQuery {
+    /// Only sessions in this state.
+    #[param(value_type = Option<SessionStatus>)]
+    status: Option<String>,
+    /// 1–500, default 100.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 500)]
+    limit: Option<String>,
+}
+
+/// Open a table: a new session with a fresh PIN.
+#[utoipa::path(post, path = "/api/v1/shops/{shopId}/sessions", tag = "sessions",
+    security(("staffToken" = [])),
+    params(("shopId" = Uuid, Path)),
+    request_body = NewSession,
+    responses(
+        (status = 201, description = "Opened; show guestUrl as the table's QR code", body = SessionView,
+         headers(("Location" = String, description = "The session's URL"))),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 409, description = "The table already has an active session (TABLE_OCCUPIED)",
+         body = Problem, content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id))]
+async fn open_session(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(shop_id): ApiPath<Uuid>,
+    ApiJson(new_session): ApiJson<NewSession>,
+) -> Result<Created<SessionView>, ApiError> {
+    let table_label = new_session.validate()?;
+    let session = Session {
+        session_id: Uuid::new_v4(),
+        shop_id,
+        table_label,
+        pin: generate_pin(),
+        status: SessionStatus::Active,
+        opened_at: ordergate_domain::now(),
+        closed_at: None,
+        pin_failures: 0,
+        pin_locked_until: None,
+    };
+    let session = state.store().open_session(session).await?;
+    let location = format!("/api/v1/sessions/{}", session.session_id);
+    let view = SessionView::new(session, Principal::Staff, state.public_url());
+    Ok(Created(location, view))
+}
+
+/// The shop's sessions, newest first, with their PINs.
+#[utoipa::path(get, path = "/api/v1/shops/{shopId}/sessions", tag = "sessions",
+    security(("staffToken" = [])),
+    params(("shopId" = Uuid, Path), ListQuery),
+    responses(
+        (status = 200, description = "Newest first", body = SessionList),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id))]
+async fn list_sessions(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(shop_id): ApiPath<Uuid>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<SessionList>, ApiError> {
+    let status = query
+        .status
+        .map(|s| {
+            SessionStatus::parse(&s)
+                .ok_or_else(|| Rejection::field("status", "must be active or closed"))
+        })
+        .transpose()?;
+    let limit = Limit::parse(query.limit.as_deref(), Limit::DEFAULT)?;
+    let sessions = state.store().list_sessions(shop_id, status, limit).await?;
+    let sessions = sessions
+        .into_iter()
+        .map(|s| SessionView::new(s, Principal::Staff, state.public_url()))
+        .collect();
+    Ok(Json(SessionList { sessions }))
+}
+
+/// One session: for its guests (by PIN) without the PIN, for staff with it.
+#[utoipa::path(get, path = "/api/v1/sessions/{sessionId}", tag = "sessions",
+    security(("sessionPin" = []), ("staffToken" = [])),
+    params(("sessionId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The session", body = SessionView),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn get_session(
+    State(state): State<AppState>,
+    ApiPath(session_id): ApiPath<Uuid>,
+    headers: HeaderMap,
+) -> Result<Json<SessionView>, ApiError> {
+    let (session, principal) = session_access(&state, &headers, session_id).await?;
+    Ok(Json(SessionView::new(
+        session,
+        principal,
+        state.public_url(),
+    )))
+}
+
+/// Close the table and produce its bill; calling it again returns the same bill.
+#[utoipa::path(post, path = "/api/v1/sessions/{sessionId}/checkout", tag = "sessions",
+    security(("staffToken" = [])),
+    params(("sessionId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The bill; cancelled orders are listed but not counted",
+         body = Bill),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn checkout(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(session_id): ApiPath<Uuid>,
+) -> Result<Json<Bill>, ApiError> {
+    let bill = state
+        .store()
+        .checkout(session_id, ordergate_domain::now())
+        .await?;
+    Ok(Json(bill))
+}

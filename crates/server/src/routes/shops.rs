@@ -1,0 +1,77 @@
+//! Shops.
+
+use axum::Json;
+use axum::extract::State;
+use ordergate_domain::shop::{NewShop, Shop};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::StaffAuth;
+use crate::error::{ApiError, Problem};
+use crate::extract::{ApiJson, ApiPath, Created};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_shop, list_shops))
+        .routes(routes!(get_shop))
+}
+
+#[derive(Serialize, ToSchema)]
+struct ShopList {
+    shops: Vec<Shop>,
+}
+
+/// Create a shop.
+#[utoipa::path(post, path = "/api/v1/shops", tag = "shops",
+    security(("staffToken" = [])),
+    request_body = NewShop,
+    responses((status = 201, description = "Created", body = Shop,
+               headers(("Location" = String, description = "The shop's URL")))),
+)]
+#[tracing::instrument(skip_all)]
+async fn create_shop(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiJson(new_shop): ApiJson<NewShop>,
+) -> Result<Created<Shop>, ApiError> {
+    let shop = new_shop.validate(Uuid::new_v4(), ordergate_domain::now())?;
+    let shop = state.store().create_shop(shop).await?;
+    let location = format!("/api/v1/shops/{}", shop.shop_id);
+    Ok(Created(location, shop))
+}
+
+/// List every shop.
+#[utoipa::path(get, path = "/api/v1/shops", tag = "shops",
+    security(("staffToken" = [])),
+    responses((status = 200, description = "All shops, oldest first", body = ShopList)),
+)]
+#[tracing::instrument(skip_all)]
+async fn list_shops(
+    State(state): State<AppState>,
+    _: StaffAuth,
+) -> Result<Json<ShopList>, ApiError> {
+    let shops = state.store().list_shops().await?;
+    Ok(Json(ShopList { shops }))
+}
+
+/// A shop's public details.
+#[utoipa::path(get, path = "/api/v1/shops/{shopId}", tag = "shops",
+    params(("shopId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The shop", body = Shop),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(shop_id = %shop_id))]
+async fn get_shop(
+    State(state): State<AppState>,
+    ApiPath(shop_id): ApiPath<Uuid>,
+) -> Result<Json<Shop>, ApiError> {
+    let shop = state.store().get_shop(shop_id).await?;
+    shop.map(Json).ok_or_else(|| ApiError::not_found("shop"))
+}

@@ -1,0 +1,149 @@
+use std::collections::HashMap;
+
+use ordergate_domain::Timestamp;
+use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping};
+use rusqlite::{Connection, params};
+use uuid::Uuid;
+
+use crate::codec::{json, millis, name, uuid};
+use crate::error::SqliteError;
+use crate::shops;
+
+pub(crate) fn put(
+    conn: &Connection,
+    shop_id: Uuid,
+    input: CatalogInput,
+    now: Timestamp,
+) -> Result<Catalog, SqliteError> {
+    shops::require(conn, shop_id)?;
+    let known = known_kinds(conn, shop_id)?;
+    let valid = input.validate(|id| known.get(&id).copied())?;
+    let shop = shop_id.to_string();
+
+    // Everything not in the new catalog ends up retired.
+    conn.execute(
+        "update menu_items set retired = 1 where shop_id = ?1",
+        [&shop],
+    )?;
+    conn.execute(
+        "update toppings set retired = 1 where shop_id = ?1",
+        [&shop],
+    )?;
+    let mut upsert_topping = conn.prepare_cached(
+        "insert into toppings (shop_id, topping_id, name, price, position, retired)
+         values (?1, ?2, ?3, ?4, ?5, 0)
+         on conflict (shop_id, topping_id) do update set
+             name = excluded.name, price = excluded.price,
+             position = excluded.position, retired = 0",
+    )?;
+    for (position, t) in valid.toppings.iter().enumerate() {
+        upsert_topping.execute(params![
+            shop,
+            t.topping_id.to_string(),
+            t.name,
+            t.price,
+            position as i64
+        ])?;
+    }
+    let mut upsert_item = conn.prepare_cached(
+        "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
+                                 topping_ids, max_toppings, position, retired)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)
+         on conflict (shop_id, menu_item_id) do update set
+             name = excluded.name, description = excluded.description,
+             category = excluded.category, price = excluded.price,
+             topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
+             position = excluded.position, retired = 0",
+    )?;
+    for (position, item) in valid.items.iter().enumerate() {
+        upsert_item.execute(params![
+            shop,
+            item.menu_item_id.to_string(),
+            item.name,
+            item.description,
+            item.category,
+            item.price,
+            serde_json::to_string(&item.topping_ids)?,
+            item.max_toppings,
+            position as i64
+        ])?;
+    }
+    // New ids start untracked; existing ids keep their stock.
+    let mut add_inventory = conn.prepare_cached(
+        "insert into inventory (shop_id, item_id, kind, stock, version, updated_at)
+         values (?1, ?2, ?3, null, 1, ?4)
+         on conflict (shop_id, item_id) do nothing",
+    )?;
+    for (id, kind) in valid.kinds() {
+        add_inventory.execute(params![shop, id.to_string(), kind.as_str(), millis(now)])?;
+    }
+    let version: i64 = conn.query_row(
+        "update shops set catalog_version = catalog_version + 1 where shop_id = ?1
+         returning catalog_version",
+        [&shop],
+        |row| row.get(0),
+    )?;
+    Ok(Catalog {
+        shop_id,
+        version,
+        toppings: valid.toppings,
+        items: valid.items,
+    })
+}
+
+/// The kind of every id this shop has ever used, retired ones included.
+fn known_kinds(conn: &Connection, shop_id: Uuid) -> Result<HashMap<Uuid, ItemKind>, SqliteError> {
+    let mut stmt = conn.prepare_cached("select item_id, kind from inventory where shop_id = ?1")?;
+    let kinds = stmt
+        .query_map([shop_id.to_string()], |row| {
+            Ok((uuid(row, 0)?, name(row, 1, ItemKind::parse)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(kinds)
+}
+
+/// The active catalog; callers check the shop exists.
+pub(crate) fn get(conn: &Connection, shop_id: Uuid) -> Result<Catalog, SqliteError> {
+    let shop = shop_id.to_string();
+    let version: i64 = conn.query_row(
+        "select catalog_version from shops where shop_id = ?1",
+        [&shop],
+        |row| row.get(0),
+    )?;
+    let mut stmt = conn.prepare_cached(
+        "select topping_id, name, price from toppings
+         where shop_id = ?1 and retired = 0 order by position",
+    )?;
+    let toppings = stmt
+        .query_map([&shop], |row| {
+            Ok(Topping {
+                topping_id: uuid(row, 0)?,
+                name: row.get(1)?,
+                price: row.get(2)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut stmt = conn.prepare_cached(
+        "select menu_item_id, name, description, category, price, topping_ids, max_toppings
+         from menu_items where shop_id = ?1 and retired = 0 order by position",
+    )?;
+    let items = stmt
+        .query_map([&shop], |row| {
+            Ok(MenuItem {
+                menu_item_id: uuid(row, 0)?,
+                name: row.get(1)?,
+                description: row.get(2)?,
+                category: row.get(3)?,
+                price: row.get(4)?,
+                topping_ids: json(row, 5)?,
+                max_toppings: row.get(6)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(Catalog {
+        shop_id,
+        version,
+        toppings,
+        items,
+    })
+}

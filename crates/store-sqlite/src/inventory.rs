@@ -1,0 +1,177 @@
+use ordergate_domain::catalog::ItemKind;
+use ordergate_domain::inventory::{
+    self, InventoryItem, LogEntry, Operation, StockChange, StockLevel,
+};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::{Rejection, Timestamp};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use uuid::Uuid;
+
+use crate::codec::{millis, name, opt_time, opt_uuid, time, uuid};
+use crate::error::SqliteError;
+use crate::shops;
+
+/// Inventory rows of active (not retired) items and toppings, with names.
+const ACTIVE: &str = "
+    select i.item_id, i.kind, coalesce(m.name, t.name), i.stock, i.marked_sold_out,
+           i.sold_out_until, i.version, i.updated_at
+    from inventory i
+    left join menu_items m
+        on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
+    left join toppings t
+        on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id
+    where i.shop_id = ?1 and coalesce(m.retired, t.retired) = 0";
+
+fn from_row(row: &Row) -> rusqlite::Result<InventoryItem> {
+    Ok(InventoryItem {
+        item_id: uuid(row, 0)?,
+        kind: name(row, 1, ItemKind::parse)?,
+        name: row.get(2)?,
+        level: StockLevel {
+            stock: row.get(3)?,
+            marked_sold_out: row.get(4)?,
+            sold_out_until: opt_time(row, 5)?,
+        },
+        version: row.get(6)?,
+        updated_at: time(row, 7)?,
+    })
+}
+
+/// Menu items first, then toppings, each in catalog order.
+pub(crate) fn list(conn: &Connection, shop_id: Uuid) -> Result<Vec<InventoryItem>, SqliteError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "{ACTIVE} order by i.kind = 'topping', coalesce(m.position, t.position)"
+    ))?;
+    let items = stmt
+        .query_map([shop_id.to_string()], from_row)?
+        .collect::<Result<_, _>>()?;
+    Ok(items)
+}
+
+fn require_active(
+    conn: &Connection,
+    shop_id: Uuid,
+    item_id: Uuid,
+) -> Result<InventoryItem, SqliteError> {
+    shops::require(conn, shop_id)?;
+    let mut stmt = conn.prepare_cached(&format!("{ACTIVE} and i.item_id = ?2"))?;
+    stmt.query_row(params![shop_id.to_string(), item_id.to_string()], from_row)
+        .optional()?
+        .ok_or_else(|| Rejection::NotFound("inventory item").into())
+}
+
+pub(crate) fn update(
+    conn: &Connection,
+    shop_id: Uuid,
+    item_id: Uuid,
+    change: &StockChange,
+    actor: &str,
+    now: Timestamp,
+) -> Result<InventoryItem, SqliteError> {
+    let item = require_active(conn, shop_id, item_id)?;
+    let next = change.apply(&item.level);
+    store_level(conn, shop_id, item, next, Operation::Set, actor, now)
+}
+
+pub(crate) fn restock(
+    conn: &Connection,
+    shop_id: Uuid,
+    item_id: Uuid,
+    quantity: i64,
+    actor: &str,
+    now: Timestamp,
+) -> Result<InventoryItem, SqliteError> {
+    let item = require_active(conn, shop_id, item_id)?;
+    let next = inventory::restock(&item.level, item_id, quantity)?;
+    store_level(conn, shop_id, item, next, Operation::Restock, actor, now)
+}
+
+/// Writes a new level, bumping the version, and logs the stock change if
+/// there is one. Writing an unchanged level is a no-op.
+fn store_level(
+    conn: &Connection,
+    shop_id: Uuid,
+    item: InventoryItem,
+    next: StockLevel,
+    operation: Operation,
+    actor: &str,
+    now: Timestamp,
+) -> Result<InventoryItem, SqliteError> {
+    if next == item.level {
+        return Ok(item);
+    }
+    let shop = shop_id.to_string();
+    let id = item.item_id.to_string();
+    conn.prepare_cached(
+        "update inventory
+         set stock = ?3, marked_sold_out = ?4, sold_out_until = ?5,
+             version = version + 1, updated_at = ?6
+         where shop_id = ?1 and item_id = ?2",
+    )?
+    .execute(params![
+        shop,
+        id,
+        next.stock,
+        next.marked_sold_out,
+        next.sold_out_until.map(millis),
+        millis(now)
+    ])?;
+    if let Some(entry) =
+        LogEntry::for_change(&item.level, &next, item.item_id, operation, actor, now)
+    {
+        append_log(conn, shop_id, &entry)?;
+    }
+    Ok(InventoryItem {
+        level: next,
+        version: item.version + 1,
+        updated_at: now,
+        ..item
+    })
+}
+
+fn append_log(conn: &Connection, shop_id: Uuid, entry: &LogEntry) -> Result<(), SqliteError> {
+    conn.prepare_cached(
+        "insert into inventory_log (shop_id, item_id, operation, delta, stock_before,
+                                    stock_after, order_id, actor, created_at)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        shop_id.to_string(),
+        entry.item_id.to_string(),
+        entry.operation.as_str(),
+        entry.delta,
+        entry.stock_before,
+        entry.stock_after,
+        entry.order_id.map(|id| id.to_string()),
+        entry.actor,
+        millis(entry.at)
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn log(
+    conn: &Connection,
+    shop_id: Uuid,
+    limit: Limit,
+) -> Result<Vec<LogEntry>, SqliteError> {
+    shops::require(conn, shop_id)?;
+    let mut stmt = conn.prepare_cached(
+        "select created_at, item_id, operation, delta, stock_before, stock_after, order_id, actor
+         from inventory_log where shop_id = ?1 order by log_id desc limit ?2",
+    )?;
+    let entries = stmt
+        .query_map(params![shop_id.to_string(), limit.get()], |row| {
+            Ok(LogEntry {
+                at: time(row, 0)?,
+                item_id: uuid(row, 1)?,
+                operation: name(row, 2, Operation::parse)?,
+                delta: row.get(3)?,
+                stock_before: row.get(4)?,
+                stock_after: row.get(5)?,
+                order_id: opt_uuid(row, 6)?,
+                actor: row.get(7)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(entries)
+}

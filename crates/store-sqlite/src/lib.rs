@@ -1,0 +1,280 @@
+//! The embedded SQLite backend of ordergate.
+//!
+//! WAL mode with `synchronous = FULL`, so an acknowledged write survives a
+//! power cut; foreign keys on. All writes go through one writer thread (see
+//! [`worker`]) and start with `BEGIN IMMEDIATE`; reads run on a few reader
+//! threads inside deferred transactions, so each sees one consistent snapshot.
+
+mod catalog;
+mod codec;
+mod error;
+mod inventory;
+mod sessions;
+mod shops;
+mod worker;
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use ordergate_domain::catalog::{Catalog, CatalogInput};
+use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
+use ordergate_domain::shop::Shop;
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::{MenuSource, PinOutcome, Store, StoreError, StoreResult};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite_migration::{M, Migrations};
+use uuid::Uuid;
+
+use crate::error::SqliteError;
+use crate::worker::Workers;
+
+const READERS: usize = 4;
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(include_str!(
+        "../migrations/0001_foundation.sql"
+    ))])
+}
+
+pub struct SqliteStore {
+    writer: Workers,
+    readers: Workers,
+}
+
+/// The file a `sqlite://` URL names: `sqlite://ordergate.db` is relative to
+/// the working directory, `sqlite:///var/lib/ordergate.db` is absolute.
+pub fn path_from_url(url: &str) -> Option<PathBuf> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+impl SqliteStore {
+    /// Opens the database file, creating it if missing, and applies migrations.
+    pub fn open(path: &Path) -> StoreResult<SqliteStore> {
+        let mut writer = Connection::open(path).map_err(SqliteError::from)?;
+        writer
+            .pragma_update(None, "journal_mode", "wal")
+            .and_then(|()| writer.pragma_update(None, "synchronous", "full"))
+            .and_then(|()| configure(&writer))
+            .map_err(SqliteError::from)?;
+        migrations()
+            .to_latest(&mut writer)
+            .map_err(|e| StoreError::Internal(Box::new(e)))?;
+        let readers = (0..READERS)
+            .map(|_| {
+                let conn = Connection::open(path)?;
+                configure(&conn)?;
+                conn.pragma_update(None, "query_only", true)?;
+                Ok(conn)
+            })
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(SqliteError::from)?;
+        let start = |name, conns| {
+            Workers::start(name, conns).map_err(|e| StoreError::Internal(Box::new(e)))
+        };
+        Ok(SqliteStore {
+            writer: start("sqlite-writer", vec![writer])?,
+            readers: start("sqlite-reader", readers)?,
+        })
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction on the writer thread;
+    /// commits when it returns `Ok`, rolls back otherwise.
+    async fn write<R, F>(&self, f: F) -> StoreResult<R>
+    where
+        F: FnOnce(&Transaction) -> Result<R, SqliteError> + Send + 'static,
+        R: Send + 'static,
+    {
+        self.writer
+            .run(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let out = f(&tx)?;
+                tx.commit()?;
+                Ok(out)
+            })
+            .await
+    }
+
+    /// Runs `f` in a read transaction on a reader thread.
+    async fn read<R, F>(&self, f: F) -> StoreResult<R>
+    where
+        F: FnOnce(&Transaction) -> Result<R, SqliteError> + Send + 'static,
+        R: Send + 'static,
+    {
+        self.readers
+            .run(move |conn| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+                f(&tx)
+            })
+            .await
+    }
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "foreign_keys", true)?;
+    // Only other processes (a backup, an operator's sqlite3 shell) can hold
+    // the lock: this process serialises its own writes.
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> StoreResult<()> {
+        self.read(|tx| Ok(tx.query_row("select 1", [], |_| Ok(()))?))
+            .await
+    }
+
+    async fn create_shop(&self, shop: Shop) -> StoreResult<Shop> {
+        self.write(move |tx| {
+            shops::insert(tx, &shop)?;
+            Ok(shop)
+        })
+        .await
+    }
+
+    async fn list_shops(&self) -> StoreResult<Vec<Shop>> {
+        self.read(|tx| shops::list(tx)).await
+    }
+
+    async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
+        self.read(move |tx| shops::find(tx, shop_id)).await
+    }
+
+    async fn put_catalog(&self, shop_id: Uuid, input: CatalogInput) -> StoreResult<Catalog> {
+        let now = ordergate_domain::now();
+        self.write(move |tx| catalog::put(tx, shop_id, input, now))
+            .await
+    }
+
+    async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog> {
+        self.read(move |tx| {
+            shops::require(tx, shop_id)?;
+            catalog::get(tx, shop_id)
+        })
+        .await
+    }
+
+    async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource> {
+        self.read(move |tx| {
+            let shop = shops::require(tx, shop_id)?;
+            let catalog = catalog::get(tx, shop_id)?;
+            if !catalog.is_published() {
+                return Err(Rejection::CatalogNotReady.into());
+            }
+            Ok(MenuSource {
+                shop,
+                catalog,
+                inventory: inventory::list(tx, shop_id)?,
+            })
+        })
+        .await
+    }
+
+    async fn list_inventory(&self, shop_id: Uuid) -> StoreResult<Vec<InventoryItem>> {
+        self.read(move |tx| {
+            shops::require(tx, shop_id)?;
+            inventory::list(tx, shop_id)
+        })
+        .await
+    }
+
+    async fn update_inventory(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        change: StockChange,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.write(move |tx| inventory::update(tx, shop_id, item_id, &change, &actor, now))
+            .await
+    }
+
+    async fn restock(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        quantity: i64,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.write(move |tx| inventory::restock(tx, shop_id, item_id, quantity, &actor, now))
+            .await
+    }
+
+    async fn inventory_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<LogEntry>> {
+        self.read(move |tx| inventory::log(tx, shop_id, limit))
+            .await
+    }
+
+    async fn open_session(&self, session: Session) -> StoreResult<Session> {
+        self.write(move |tx| {
+            sessions::open(tx, &session)?;
+            Ok(session)
+        })
+        .await
+    }
+
+    async fn list_sessions(
+        &self,
+        shop_id: Uuid,
+        status: Option<SessionStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Session>> {
+        self.read(move |tx| sessions::list(tx, shop_id, status, limit))
+            .await
+    }
+
+    async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>> {
+        self.read(move |tx| sessions::find(tx, session_id)).await
+    }
+
+    async fn verify_pin(
+        &self,
+        session_id: Uuid,
+        given: Option<&str>,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<PinOutcome> {
+        let given = given.map(str::to_owned);
+        self.write(move |tx| sessions::verify_pin(tx, session_id, given.as_deref(), policy, now))
+            .await
+    }
+
+    async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill> {
+        self.write(move |tx| sessions::checkout(tx, session_id, now))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_relative_and_absolute_files() {
+        assert_eq!(
+            path_from_url("sqlite://ordergate.db"),
+            Some("ordergate.db".into())
+        );
+        assert_eq!(
+            path_from_url("sqlite:///var/lib/og.db"),
+            Some("/var/lib/og.db".into())
+        );
+        assert_eq!(path_from_url("sqlite:og.db?mode=rwc"), Some("og.db".into()));
+        assert_eq!(path_from_url("postgres://localhost/og"), None);
+        assert_eq!(path_from_url("sqlite://"), None);
+    }
+
+    #[test]
+    fn migrations_are_valid() {
+        migrations().validate().unwrap();
+    }
+}

@@ -1,0 +1,193 @@
+use ordergate_domain::order::{Order, OrderSource, OrderStatus};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::PinOutcome;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use uuid::Uuid;
+
+use crate::codec::{json, millis, name, opt_time, time, uuid};
+use crate::error::SqliteError;
+use crate::shops;
+
+const COLUMNS: &str = "session_id, shop_id, table_label, pin, status, opened_at, closed_at,
+                       pin_failures, pin_locked_until";
+
+fn from_row(row: &Row) -> rusqlite::Result<Session> {
+    Ok(Session {
+        session_id: uuid(row, 0)?,
+        shop_id: uuid(row, 1)?,
+        table_label: row.get(2)?,
+        pin: row.get(3)?,
+        status: name(row, 4, SessionStatus::parse)?,
+        opened_at: time(row, 5)?,
+        closed_at: opt_time(row, 6)?,
+        pin_failures: row.get(7)?,
+        pin_locked_until: opt_time(row, 8)?,
+    })
+}
+
+pub(crate) fn open(conn: &Connection, session: &Session) -> Result<(), SqliteError> {
+    shops::require(conn, session.shop_id)?;
+    let occupied: bool = conn
+        .prepare_cached(
+            "select exists (select 1 from table_sessions
+                            where shop_id = ?1 and table_label = ?2 and status = 'active')",
+        )?
+        .query_row(
+            params![session.shop_id.to_string(), session.table_label],
+            |row| row.get(0),
+        )?;
+    if occupied {
+        return Err(Rejection::TableOccupied {
+            table_label: session.table_label.clone(),
+        }
+        .into());
+    }
+    conn.prepare_cached(
+        "insert into table_sessions (session_id, shop_id, table_label, pin, status, opened_at)
+         values (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        session.session_id.to_string(),
+        session.shop_id.to_string(),
+        session.table_label,
+        session.pin,
+        session.status.as_str(),
+        millis(session.opened_at)
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn list(
+    conn: &Connection,
+    shop_id: Uuid,
+    status: Option<SessionStatus>,
+    limit: Limit,
+) -> Result<Vec<Session>, SqliteError> {
+    shops::require(conn, shop_id)?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {COLUMNS} from table_sessions
+         where shop_id = ?1 and (?2 is null or status = ?2)
+         order by opened_at desc, rowid desc limit ?3"
+    ))?;
+    let sessions = stmt
+        .query_map(
+            params![
+                shop_id.to_string(),
+                status.map(SessionStatus::as_str),
+                limit.get()
+            ],
+            from_row,
+        )?
+        .collect::<Result<_, _>>()?;
+    Ok(sessions)
+}
+
+pub(crate) fn find(conn: &Connection, session_id: Uuid) -> Result<Option<Session>, SqliteError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {COLUMNS} from table_sessions where session_id = ?1"
+    ))?;
+    Ok(stmt
+        .query_row([session_id.to_string()], from_row)
+        .optional()?)
+}
+
+fn require(conn: &Connection, session_id: Uuid) -> Result<Session, SqliteError> {
+    find(conn, session_id)?.ok_or_else(|| Rejection::NotFound("session").into())
+}
+
+pub(crate) fn verify_pin(
+    conn: &Connection,
+    session_id: Uuid,
+    given: Option<&str>,
+    policy: PinPolicy,
+    now: Timestamp,
+) -> Result<PinOutcome, SqliteError> {
+    let session = require(conn, session_id)?;
+    let record = |failures: i64, locked_until: Option<Timestamp>| {
+        conn.prepare_cached(
+            "update table_sessions set pin_failures = ?2, pin_locked_until = ?3
+             where session_id = ?1",
+        )?
+        .execute(params![
+            session_id.to_string(),
+            failures,
+            locked_until.map(millis)
+        ])
+    };
+    Ok(match session.check_pin(given, policy, now) {
+        PinCheck::Accepted { reset } => {
+            if reset {
+                record(0, None)?;
+            }
+            PinOutcome::Accepted(Session {
+                pin_failures: 0,
+                pin_locked_until: None,
+                ..session
+            })
+        }
+        PinCheck::Missing => PinOutcome::Invalid,
+        PinCheck::Wrong {
+            failures,
+            locked_until,
+        } => {
+            record(failures, locked_until)?;
+            PinOutcome::Invalid
+        }
+        PinCheck::Locked { until } => PinOutcome::Locked { until },
+    })
+}
+
+pub(crate) fn checkout(
+    conn: &Connection,
+    session_id: Uuid,
+    now: Timestamp,
+) -> Result<Bill, SqliteError> {
+    let session = require(conn, session_id)?;
+    let closed_at = match session.closed_at {
+        Some(closed_at) => closed_at,
+        None => {
+            conn.prepare_cached(
+                "update table_sessions set status = 'closed', closed_at = ?2 where session_id = ?1",
+            )?
+            .execute(params![session_id.to_string(), millis(now)])?;
+            now
+        }
+    };
+    let orders = orders_oldest_first(conn, &session)?;
+    Ok(Bill::new(
+        session_id,
+        session.table_label,
+        closed_at,
+        orders,
+    ))
+}
+
+fn orders_oldest_first(conn: &Connection, session: &Session) -> Result<Vec<Order>, SqliteError> {
+    let mut stmt = conn.prepare_cached(
+        "select order_id, ticket_number, status, source, client_id, lines, note, total,
+                created_at, version
+         from orders where session_id = ?1 order by created_at, order_id",
+    )?;
+    let orders = stmt
+        .query_map([session.session_id.to_string()], |row| {
+            Ok(Order {
+                order_id: uuid(row, 0)?,
+                shop_id: session.shop_id,
+                session_id: session.session_id,
+                table_label: session.table_label.clone(),
+                ticket_number: row.get(1)?,
+                status: name(row, 2, OrderStatus::parse)?,
+                source: name(row, 3, OrderSource::parse)?,
+                client_id: row.get(4)?,
+                items: json(row, 5)?,
+                note: row.get(6)?,
+                total: row.get(7)?,
+                created_at: time(row, 8)?,
+                version: row.get(9)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(orders)
+}

@@ -1,0 +1,52 @@
+use ordergate_domain::Rejection;
+use ordergate_domain::shop::Shop;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use uuid::Uuid;
+
+use crate::codec::{millis, time, uuid};
+use crate::error::SqliteError;
+
+const COLUMNS: &str = "shop_id, name, currency, timezone, created_at";
+
+fn from_row(row: &Row) -> rusqlite::Result<Shop> {
+    Ok(Shop {
+        shop_id: uuid(row, 0)?,
+        name: row.get(1)?,
+        currency: row.get(2)?,
+        timezone: row.get(3)?,
+        created_at: time(row, 4)?,
+    })
+}
+
+pub(crate) fn insert(conn: &Connection, shop: &Shop) -> Result<(), SqliteError> {
+    conn.execute(
+        "insert into shops (shop_id, name, currency, timezone, created_at)
+         values (?1, ?2, ?3, ?4, ?5)",
+        params![
+            shop.shop_id.to_string(),
+            shop.name,
+            shop.currency,
+            shop.timezone,
+            millis(shop.created_at)
+        ],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn list(conn: &Connection) -> Result<Vec<Shop>, SqliteError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {COLUMNS} from shops order by created_at, shop_id"
+    ))?;
+    let shops = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+    Ok(shops)
+}
+
+pub(crate) fn find(conn: &Connection, shop_id: Uuid) -> Result<Option<Shop>, SqliteError> {
+    let mut stmt =
+        conn.prepare_cached(&format!("select {COLUMNS} from shops where shop_id = ?1"))?;
+    Ok(stmt.query_row([shop_id.to_string()], from_row).optional()?)
+}
+
+pub(crate) fn require(conn: &Connection, shop_id: Uuid) -> Result<Shop, SqliteError> {
+    find(conn, shop_id)?.ok_or_else(|| Rejection::NotFound("shop").into())
+}

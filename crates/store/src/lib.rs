@@ -1,0 +1,117 @@
+//! The storage boundary of ordergate.
+//!
+//! The server talks to one [`Store`]; each backend (SQLite embedded, and
+//! PostgreSQL for several nodes) implements it and must pass the
+//! [`conformance`] suite unchanged. Methods are whole business operations,
+//! each one transaction, so a backend can keep the rules (atomic commit, one
+//! shop per transaction, stock conservation) without the server knowing how.
+
+use async_trait::async_trait;
+use ordergate_domain::catalog::{Catalog, CatalogInput};
+use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
+use ordergate_domain::shop::Shop;
+use ordergate_domain::{Rejection, Timestamp};
+use uuid::Uuid;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type StoreResult<T> = Result<T, StoreError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The request was understood and refused by a business rule.
+    #[error(transparent)]
+    Rejected(#[from] Rejection),
+    /// The database cannot be reached or written right now; retrying later may work.
+    #[error("database unavailable: {0}")]
+    Unavailable(#[source] BoxError),
+    /// Anything else: a bug or corrupted data. Never shown to clients.
+    #[error("storage failure: {0}")]
+    Internal(#[source] BoxError),
+}
+
+/// Everything the guest menu is built from, read in one consistent snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MenuSource {
+    pub shop: Shop,
+    pub catalog: Catalog,
+    pub inventory: Vec<InventoryItem>,
+}
+
+/// The outcome of a guest's PIN attempt, after the store recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PinOutcome {
+    Accepted(Session),
+    /// Wrong or missing PIN.
+    Invalid,
+    Locked {
+        until: Timestamp,
+    },
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Succeeds when the database answers a trivial query.
+    async fn ping(&self) -> StoreResult<()>;
+
+    async fn create_shop(&self, shop: Shop) -> StoreResult<Shop>;
+    async fn list_shops(&self) -> StoreResult<Vec<Shop>>;
+    async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>>;
+
+    /// Validates and publishes a catalog: retires what it no longer lists,
+    /// creates an untracked inventory entry for every new id, bumps the version.
+    /// Validation runs inside the transaction, where the kinds of existing
+    /// ids are known.
+    async fn put_catalog(&self, shop_id: Uuid, catalog: CatalogInput) -> StoreResult<Catalog>;
+    /// The active catalog; version 0 and empty when never published.
+    async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog>;
+    async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource>;
+
+    /// The inventory of the shop's active items and toppings.
+    async fn list_inventory(&self, shop_id: Uuid) -> StoreResult<Vec<InventoryItem>>;
+    async fn update_inventory(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        change: StockChange,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem>;
+    async fn restock(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        quantity: i64,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem>;
+    /// Newest first.
+    async fn inventory_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<LogEntry>>;
+
+    /// Opens a table; `TableOccupied` when it already has an active session.
+    async fn open_session(&self, session: Session) -> StoreResult<Session>;
+    /// Newest first, optionally only one status.
+    async fn list_sessions(
+        &self,
+        shop_id: Uuid,
+        status: Option<SessionStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Session>>;
+    async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>>;
+    /// Judges and records a guest's PIN attempt in one step, so parallel
+    /// guesses are counted one by one and cannot slip past a lock.
+    async fn verify_pin(
+        &self,
+        session_id: Uuid,
+        given: Option<&str>,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<PinOutcome>;
+    /// Closes the session (once) and returns its bill; later calls return the
+    /// same bill.
+    async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill>;
+}
