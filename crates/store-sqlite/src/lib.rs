@@ -145,8 +145,12 @@ impl Store for SqliteStore {
         self.read(move |tx| shops::find(tx, shop_id)).await
     }
 
-    async fn put_catalog(&self, shop_id: Uuid, input: CatalogInput) -> StoreResult<Catalog> {
-        let now = ordergate_domain::now();
+    async fn put_catalog(
+        &self,
+        shop_id: Uuid,
+        input: CatalogInput,
+        now: Timestamp,
+    ) -> StoreResult<Catalog> {
         self.write(move |tx| catalog::put(tx, shop_id, input, now))
             .await
     }

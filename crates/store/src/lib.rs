@@ -66,7 +66,12 @@ pub trait Store: Send + Sync + 'static {
     /// creates an untracked inventory entry for every new id, bumps the version.
     /// Validation runs inside the transaction, where the kinds of existing
     /// ids are known.
-    async fn put_catalog(&self, shop_id: Uuid, catalog: CatalogInput) -> StoreResult<Catalog>;
+    async fn put_catalog(
+        &self,
+        shop_id: Uuid,
+        catalog: CatalogInput,
+        now: Timestamp,
+    ) -> StoreResult<Catalog>;
     /// The active catalog; version 0 and empty when never published.
     async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog>;
     async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource>;

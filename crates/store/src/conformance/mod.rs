@@ -1,0 +1,190 @@
+//! The backend conformance suite: what every [`Store`] must do, whatever
+//! database sits behind it.
+//!
+//! Each check is a public async function. Most take `&dyn Store`; the
+//! concurrency checks take an `Arc<dyn Store>` so they can hammer one store
+//! from many tokio tasks at once. A backend runs the whole suite, unchanged,
+//! from one of its integration tests:
+//!
+//! ```ignore
+//! // crates/store-foo/tests/conformance.rs
+//! async fn fresh_store() -> (FooStore, TempDir) {
+//!     let dir = tempfile::tempdir().unwrap();
+//!     let store = FooStore::open(&dir.path().join("db")).unwrap();
+//!     (store, dir)
+//! }
+//!
+//! ordergate_store::conformance_tests!(fresh_store());
+//! ```
+//!
+//! The factory expression is awaited once per test and must yield
+//! `(store, guard)`: `store` is anything that implements [`IntoSharedStore`]
+//! (a concrete store, `Box<dyn Store>` or `Arc<dyn Store>`), and `guard` is
+//! whatever must live as long as the store (a temporary directory, a
+//! throwaway database), dropped after it. Each test gets a fresh store, so
+//! checks never see each other's rows. The calling crate needs `tokio` (with
+//! the multi-threaded runtime and macros) as a dev-dependency, because the
+//! tests are `#[tokio::test]`s.
+//!
+//! Every check asserts exact values, and every check can fail: each one
+//! names the rule it guards.
+
+mod catalog;
+mod concurrency;
+mod helpers;
+mod inventory;
+mod pins;
+mod sessions;
+mod shops;
+
+use std::sync::Arc;
+
+pub use catalog::*;
+pub use concurrency::*;
+pub use inventory::*;
+pub use pins::*;
+pub use sessions::*;
+pub use shops::*;
+
+use crate::Store;
+
+/// What a conformance factory may hand back as its store.
+pub trait IntoSharedStore {
+    fn into_shared(self) -> Arc<dyn Store>;
+}
+
+impl<S: Store> IntoSharedStore for S {
+    fn into_shared(self) -> Arc<dyn Store> {
+        Arc::new(self)
+    }
+}
+
+impl IntoSharedStore for Arc<dyn Store> {
+    fn into_shared(self) -> Arc<dyn Store> {
+        self
+    }
+}
+
+impl IntoSharedStore for Box<dyn Store> {
+    fn into_shared(self) -> Arc<dyn Store> {
+        Arc::from(self)
+    }
+}
+
+/// Expands to one `#[tokio::test]` per conformance check, each on a fresh
+/// store from the factory expression (see the [module docs](crate::conformance)).
+///
+/// A new check must be listed here too (`checks` take `&dyn Store`,
+/// `shared_checks` take `Arc<dyn Store>`); a unit test below fails when one
+/// is missing.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($factory:expr $(,)?) => {
+        $crate::__conformance_tests! {
+            factory: $factory;
+            checks: [
+                store_answers_ping,
+                shops_round_trip_through_create_get_and_list,
+                get_shop_of_an_unknown_id_is_none,
+                catalog_first_put_is_version_one_keeping_given_ids_and_assigning_missing_ones,
+                catalog_put_retires_items_left_out,
+                catalog_put_restores_a_retired_item_with_its_stock,
+                catalog_put_cannot_change_the_kind_of_an_id,
+                catalog_put_for_an_unknown_shop_is_not_found,
+                catalog_never_published_is_version_zero_and_empty,
+                menu_source_is_not_ready_until_a_catalog_is_published,
+                reads_of_an_unknown_shop_are_not_found,
+                inventory_of_new_ids_starts_untracked_at_version_one,
+                inventory_set_stock_writes_one_set_log_row,
+                inventory_86_alone_bumps_the_version_without_a_log_row,
+                inventory_unchanged_update_keeps_the_version,
+                inventory_restock_adds_and_logs_a_restock_row,
+                inventory_restock_of_untracked_stock_is_rejected,
+                inventory_restock_outside_its_bounds_is_a_validation_error,
+                inventory_log_is_newest_first_and_respects_the_limit,
+                inventory_log_deltas_sum_to_the_stock_of_every_item,
+                inventory_log_lists_only_its_own_shop,
+                inventory_changes_to_an_unknown_item_are_not_found,
+                shops_sharing_an_item_id_keep_separate_catalogs_and_inventory,
+                session_open_then_get_round_trips,
+                session_open_on_an_occupied_table_is_table_occupied,
+                session_table_can_be_opened_again_after_checkout,
+                session_list_filters_by_status_newest_first_within_the_limit,
+                checkout_twice_returns_the_same_bill,
+                session_operations_on_unknown_ids_are_not_found,
+                pin_right_pin_is_accepted,
+                pin_lock_after_max_failures_refuses_even_the_right_pin,
+                pin_lock_lapses_after_its_until_and_the_count_restarts,
+                pin_missing_pin_is_invalid_but_not_counted,
+                pin_success_resets_the_failure_count,
+            ];
+            shared_checks: [
+                concurrent_opens_of_one_table_admit_exactly_one,
+                concurrent_wrong_pins_lock_after_exactly_max_failures,
+                concurrent_restocks_are_all_counted,
+            ];
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_tests {
+    (
+        factory: $factory:expr;
+        checks: [$($check:ident),* $(,)?];
+        shared_checks: [$($shared:ident),* $(,)?];
+    ) => {
+        $(
+            #[::tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $check() {
+                let (store, guard) = $factory.await;
+                let store = $crate::conformance::IntoSharedStore::into_shared(store);
+                $crate::conformance::$check(&*store).await;
+                ::std::mem::drop(store);
+                ::std::mem::drop(guard);
+            }
+        )*
+        $(
+            #[::tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $shared() {
+                let (store, guard) = $factory.await;
+                let store = $crate::conformance::IntoSharedStore::into_shared(store);
+                $crate::conformance::$shared(::std::sync::Arc::clone(&store)).await;
+                ::std::mem::drop(store);
+                ::std::mem::drop(guard);
+            }
+        )*
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every public check of the suite is run by `conformance_tests!`.
+    #[test]
+    fn every_check_is_listed_in_the_macro() {
+        let (macro_body, _) = include_str!("mod.rs")
+            .split_once("#[doc(hidden)]")
+            .expect("the macro comes first");
+        let checks: Vec<&str> = [
+            include_str!("shops.rs"),
+            include_str!("catalog.rs"),
+            include_str!("inventory.rs"),
+            include_str!("sessions.rs"),
+            include_str!("pins.rs"),
+            include_str!("concurrency.rs"),
+        ]
+        .iter()
+        .flat_map(|source| source.lines())
+        .filter_map(|line| line.strip_prefix("pub async fn "))
+        .map(|rest| rest.split('(').next().unwrap_or_default())
+        .collect();
+        assert!(checks.len() > 30, "found only {checks:?}");
+        for check in checks {
+            assert!(
+                macro_body.contains(&format!("                {check},\n")),
+                "{check} is not listed in conformance_tests!"
+            );
+        }
+    }
+}
