@@ -101,7 +101,10 @@ pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> R
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or_default();
             tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id)
-        }))
+        })
+        // Refusals are answers, not failures; real failures are logged where
+        // they happen, with their cause.
+        .on_failure(()))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state)
 }

@@ -192,7 +192,7 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         item("Drinks", "Craft Beer", "Local IPA, 16 oz", 700, &[], 0),
     ];
     let catalog = store
-        .put_catalog(shop.shop_id, CatalogInput { toppings, items })
+        .put_catalog(shop.shop_id, CatalogInput { toppings, items }, now)
         .await?;
 
     let id_of = |name: &str| {
@@ -212,6 +212,7 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         (avocado, 10),
     ];
     for (item_id, stock) in tracked {
+        let now = ordergate_domain::now();
         let change = InventoryUpdate {
             stock: Some(Some(stock)),
             sold_out: None,
@@ -225,6 +226,7 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
 
     let mut tables = Vec::new();
     for label in ["T1", "T2", "T3"] {
+        let now = ordergate_domain::now();
         let session = Session {
             session_id: Uuid::new_v4(),
             shop_id: shop.shop_id,

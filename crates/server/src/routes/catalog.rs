@@ -37,7 +37,12 @@ async fn put_catalog(
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiJson(input): ApiJson<CatalogInput>,
 ) -> Result<Json<Catalog>, ApiError> {
-    Ok(Json(state.store().put_catalog(shop_id, input).await?))
+    Ok(Json(
+        state
+            .store()
+            .put_catalog(shop_id, input, ordergate_domain::now())
+            .await?,
+    ))
 }
 
 /// The active catalog (version 0 and empty until the first PUT).

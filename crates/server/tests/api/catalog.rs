@@ -1,0 +1,136 @@
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::helpers::{Menu, TestApp, find};
+
+#[tokio::test]
+async fn a_new_shop_has_an_empty_catalog_at_version_zero() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    let catalog = app.get_catalog(&shop).await;
+    assert_eq!(
+        catalog.assert_status(200),
+        &json!({"shopId": shop, "version": 0, "toppings": [], "items": []})
+    );
+}
+
+#[tokio::test]
+async fn put_keeps_given_ids_assigns_missing_ones_and_bumps_the_version() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    let cheese = Uuid::new_v4().to_string();
+    let reply = app
+        .put_catalog(
+            &shop,
+            json!({
+                "toppings": [{"toppingId": cheese, "name": "Cheese", "price": 100}],
+                "items": [{"name": "Curry", "category": "Mains", "price": 900,
+                           "toppingIds": [cheese]}]
+            }),
+        )
+        .await;
+    let stored = reply.assert_status(200).clone();
+    assert_eq!(stored["version"], 1);
+    assert_eq!(stored["toppings"][0]["toppingId"], cheese);
+    let curry = stored["items"][0].clone();
+    assert!(Uuid::parse_str(curry["menuItemId"].as_str().unwrap()).is_ok());
+    assert_eq!(curry["maxToppings"], 1, "defaults to the allowed toppings");
+    assert_eq!(curry["description"], "");
+    assert_eq!(app.get_catalog(&shop).await.body, stored);
+
+    let again = app
+        .put_catalog(
+            &shop,
+            json!({"toppings": stored["toppings"], "items": [curry]}),
+        )
+        .await;
+    assert_eq!(again.assert_status(200)["version"], 2);
+    assert_eq!(again.body["items"][0]["menuItemId"], curry["menuItemId"]);
+}
+
+#[tokio::test]
+async fn items_left_out_are_retired_and_come_back_with_their_stock() {
+    let app = TestApp::spawn().await;
+    let (shop, ids) = app.shop_with_menu().await;
+    app.set_inventory(&shop, &ids.beer, json!({"stock": 7}))
+        .await
+        .assert_status(200);
+
+    let mut without_beer = ids.catalog();
+    without_beer["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|i| i["menuItemId"] != ids.beer);
+    app.put_catalog(&shop, without_beer)
+        .await
+        .assert_status(200);
+    let items = app.get_catalog(&shop).await.body["items"].clone();
+    assert_eq!(items.as_array().unwrap().len(), 2);
+    assert!(
+        !app.menu(&shop).await.text.contains(&ids.beer),
+        "retired items leave the menu"
+    );
+    app.set_inventory(&shop, &ids.beer, json!({"stock": 1}))
+        .await
+        .assert_problem(404, "NOT_FOUND");
+
+    app.put_catalog(&shop, ids.catalog())
+        .await
+        .assert_status(200);
+    let menu = app.menu(&shop).await;
+    assert_eq!(
+        find(&menu.body["items"], "menuItemId", &ids.beer)["stock"],
+        7
+    );
+}
+
+#[tokio::test]
+async fn invalid_catalogs_report_every_field_and_change_nothing() {
+    let app = TestApp::spawn().await;
+    let (shop, ids) = app.shop_with_menu().await;
+    let before = app.get_catalog(&shop).await.body;
+    let dup = Uuid::new_v4().to_string();
+    let reply = app
+        .put_catalog(
+            &shop,
+            json!({
+                "toppings": [
+                    {"toppingId": dup, "name": "Cheese", "price": 100},
+                    {"toppingId": dup, "name": "Egg", "price": -5}
+                ],
+                "items": [
+                    {"name": "", "category": "Mains", "price": 900,
+                     "toppingIds": [Uuid::new_v4(), dup, dup], "maxToppings": 5},
+                    {"menuItemId": ids.cheese, "name": "Cheese plate", "category": "Sides",
+                     "price": 100_000_001}
+                ]
+            }),
+        )
+        .await;
+    assert_eq!(
+        reply.invalid_fields(),
+        [
+            "toppings[1].toppingId",
+            "toppings[1].price",
+            "items[0].name",
+            "items[0].toppingIds[0]",
+            "items[0].toppingIds[2]",
+            "items[0].maxToppings",
+            "items[1].menuItemId",
+            "items[1].price",
+        ]
+    );
+    assert_eq!(app.get_catalog(&shop).await.body, before);
+}
+
+#[tokio::test]
+async fn catalog_of_an_unknown_shop_is_not_found() {
+    let app = TestApp::spawn().await;
+    let unknown = Uuid::new_v4().to_string();
+    app.put_catalog(&unknown, Menu::default().catalog())
+        .await
+        .assert_problem(404, "NOT_FOUND");
+    app.get_catalog(&unknown)
+        .await
+        .assert_problem(404, "NOT_FOUND");
+}

@@ -1,0 +1,184 @@
+//! The `ordergate` binary as an operator runs it: flags, environment, the
+//! `listening on` line, SIGTERM, and the demo.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+struct Running {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    /// Every stdout line read so far.
+    printed: Vec<String>,
+}
+
+impl Running {
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Running {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+            .args(args)
+            .envs(env.iter().copied())
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ordergate");
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Running {
+            child,
+            stdout,
+            printed: Vec::new(),
+        }
+    }
+
+    /// Reads stdout up to the `listening on` line and returns the base URL.
+    fn base_url(&mut self) -> String {
+        loop {
+            let mut line = String::new();
+            let read = self.stdout.read_line(&mut line).unwrap();
+            assert!(
+                read > 0,
+                "exited before listening; printed: {:?}",
+                self.printed
+            );
+            let line = line.trim_end().to_owned();
+            self.printed.push(line.clone());
+            if let Some(base) = line.strip_prefix("listening on ") {
+                return base.to_owned();
+            }
+        }
+    }
+
+    /// Sends SIGTERM and returns whether the process exited cleanly.
+    fn terminate(mut self) -> bool {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        for _ in 0..100 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.child.kill().unwrap();
+        false
+    }
+}
+
+fn get(url: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut request = reqwest::Client::new().get(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    })
+}
+
+#[test]
+fn serve_reads_flags_and_environment_and_stops_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("og.db").display());
+    let mut server = Running::start(
+        &["serve", "--listen", "127.0.0.1:0", "--database", &database],
+        &[
+            ("ORDERGATE_STAFF_TOKEN", "from-env"),
+            ("ORDERGATE_PUBLIC_URL", "https://diner.example"),
+        ],
+    );
+    let base = server.base_url();
+    assert_eq!(get(&format!("{base}/readyz"), &[]).0, 200);
+    let (status, shops) = get(
+        &format!("{base}/api/v1/shops"),
+        &[("Authorization", "Bearer from-env")],
+    );
+    assert_eq!((status, shops), (200, serde_json::json!({"shops": []})));
+    assert!(
+        server.terminate(),
+        "SIGTERM must end the server with success"
+    );
+    assert!(
+        dir.path().join("og.db").exists(),
+        "the database file was created"
+    );
+}
+
+#[test]
+fn serve_refuses_an_unsupported_database_url() {
+    let output = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database",
+            "mysql://x/y",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unsupported database URL"), "{stderr}");
+}
+
+#[test]
+fn demo_seeds_a_diner_and_starts_fresh_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("demo.db").display());
+    for _ in 0..2 {
+        let mut demo = Running::start(
+            &["demo", "--listen", "127.0.0.1:0", "--database", &database],
+            &[],
+        );
+        let base = demo.base_url();
+        let export = demo
+            .printed
+            .iter()
+            .find_map(|line| line.trim().strip_prefix("export "))
+            .expect("an export line")
+            .to_owned();
+        let var = |name: &str| {
+            export
+                .split_whitespace()
+                .find_map(|pair| pair.strip_prefix(&format!("{name}=")))
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(var("OG"), base);
+        let tables = demo.printed.iter().filter(|l| l.contains("#pin=")).count();
+        assert_eq!(tables, 3, "{:?}", demo.printed);
+
+        let (status, menu) = get(&format!("{base}/api/v1/shops/{}/menu", var("SHOP")), &[]);
+        assert_eq!(status, 200);
+        let items = menu["items"].as_array().unwrap();
+        assert!(items.len() >= 12, "a dozen items");
+        assert_eq!(items.iter().filter(|i| i["soldOut"] == true).count(), 1);
+        assert!(
+            items.iter().any(|i| i["stock"].is_i64()),
+            "some stock is tracked"
+        );
+        assert!(
+            items
+                .iter()
+                .any(|i| !i["toppings"].as_array().unwrap().is_empty())
+        );
+
+        let session_url = format!("{base}/api/v1/sessions/{}", var("SESSION"));
+        let (status, session) = get(&session_url, &[("X-Session-PIN", &var("PIN"))]);
+        assert_eq!((status, session["status"].as_str()), (200, Some("active")));
+        let (status, _) = get(
+            &format!("{base}/api/v1/shops/{}/sessions", var("SHOP")),
+            &[("Authorization", &format!("Bearer {}", var("TOKEN")))],
+        );
+        assert_eq!(status, 200);
+        assert!(demo.terminate());
+    }
+}
