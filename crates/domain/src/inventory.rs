@@ -34,6 +34,15 @@ impl StockLevel {
         self.stock == Some(0) || self.manual_86_active(now)
     }
 
+    /// Units an order may take; `None` is unlimited. A manual 86 counts as 0.
+    pub fn available(&self, now: Timestamp) -> Option<i64> {
+        if self.manual_86_active(now) {
+            Some(0)
+        } else {
+            self.stock
+        }
+    }
+
     /// The 86 expiry still ahead, if any.
     pub fn active_sold_out_until(&self, now: Timestamp) -> Option<Timestamp> {
         self.sold_out_until.filter(|_| self.manual_86_active(now))

@@ -2,7 +2,10 @@
 //! decide what is valid. Nothing here does I/O, so every rule can be unit
 //! tested beside its code and reused unchanged by every storage backend.
 
+pub mod audit;
 pub mod catalog;
+pub mod code;
+pub mod idempotency;
 pub mod inventory;
 pub mod menu;
 pub mod order;

@@ -3,6 +3,9 @@
 
 use uuid::Uuid;
 
+use crate::Timestamp;
+use crate::code::ErrorCode;
+use crate::order::{Order, Shortage};
 use crate::validation::FieldError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -17,6 +20,32 @@ pub enum Rejection {
     CatalogNotReady,
     #[error("item {item_id} has no tracked stock to add to")]
     StockNotTracked { item_id: Uuid },
+    #[error("wrong or missing session PIN")]
+    PinInvalid,
+    #[error("session PIN locked until {until}")]
+    PinLocked { until: Timestamp },
+    #[error("idempotency key reused with a different request")]
+    IdempotencyKeyReused,
+    #[error("the session is closed")]
+    SessionClosed,
+    #[error("the same order was placed moments ago")]
+    DuplicatePayload { original: Box<Order> },
+    #[error("the client ordered moments ago")]
+    CooldownActive { until: Timestamp },
+    #[error("the session is busy")]
+    SessionBusy,
+    #[error("out of stock")]
+    OutOfStock { shortages: Vec<Shortage> },
+    #[error("line {line}: unknown menu item {menu_item_id}")]
+    UnknownMenuItem { line: usize, menu_item_id: Uuid },
+    #[error("line {line}: menu item {menu_item_id} is no longer on the menu")]
+    ItemUnavailable { line: usize, menu_item_id: Uuid },
+    #[error("line {line}: {reason}")]
+    InvalidTopping {
+        line: usize,
+        topping_id: Option<Uuid>,
+        reason: String,
+    },
 }
 
 impl Rejection {
@@ -26,5 +55,26 @@ impl Rejection {
             field: field.into(),
             message: message.into(),
         }])
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Rejection::NotFound(_) => ErrorCode::NotFound,
+            Rejection::Validation(_) => ErrorCode::ValidationFailed,
+            Rejection::TableOccupied { .. } => ErrorCode::TableOccupied,
+            Rejection::CatalogNotReady => ErrorCode::CatalogNotReady,
+            Rejection::StockNotTracked { .. } => ErrorCode::StockNotTracked,
+            Rejection::PinInvalid => ErrorCode::PinInvalid,
+            Rejection::PinLocked { .. } => ErrorCode::PinLocked,
+            Rejection::IdempotencyKeyReused => ErrorCode::IdempotencyKeyReused,
+            Rejection::SessionClosed => ErrorCode::SessionClosed,
+            Rejection::DuplicatePayload { .. } => ErrorCode::DuplicatePayload,
+            Rejection::CooldownActive { .. } => ErrorCode::CooldownActive,
+            Rejection::SessionBusy => ErrorCode::SessionBusy,
+            Rejection::OutOfStock { .. } => ErrorCode::OutOfStock,
+            Rejection::UnknownMenuItem { .. } => ErrorCode::UnknownMenuItem,
+            Rejection::ItemUnavailable { .. } => ErrorCode::ItemUnavailable,
+            Rejection::InvalidTopping { .. } => ErrorCode::InvalidTopping,
+        }
     }
 }

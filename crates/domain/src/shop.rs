@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::validation::FieldErrors;
 use crate::{Rejection, Timestamp};
 
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewShop {
     #[schema(example = "Sakura Diner")]

@@ -19,6 +19,7 @@ use crate::auth::StaffToken;
 use crate::config::Settings;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::MAX_BODY_BYTES;
+use crate::idempotency::InFlight;
 use crate::metrics::Metrics;
 use crate::{openapi, routes};
 
@@ -32,7 +33,8 @@ struct Inner {
     store: Arc<dyn Store>,
     staff_token: StaffToken,
     public_url: String,
-    pin_policy: PinPolicy,
+    settings: Settings,
+    in_flight: Arc<InFlight>,
     metrics: Metrics,
     openapi_json: String,
 }
@@ -51,7 +53,15 @@ impl AppState {
     }
 
     pub fn pin_policy(&self) -> PinPolicy {
-        self.0.pin_policy
+        self.0.settings.pin_policy()
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.0.settings
+    }
+
+    pub fn in_flight(&self) -> &Arc<InFlight> {
+        &self.0.in_flight
     }
 
     pub fn metrics(&self) -> &Metrics {
@@ -83,7 +93,8 @@ pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> R
         store,
         staff_token: StaffToken::new(settings.staff_token.as_deref()),
         public_url: settings.public_url(bound),
-        pin_policy: settings.pin_policy(),
+        settings: settings.clone(),
+        in_flight: Arc::default(),
         metrics: Metrics::default(),
         openapi_json: openapi::render(document),
     }));
@@ -121,10 +132,27 @@ pub async fn serve(
     if settings.staff_token.is_none() {
         tracing::warn!("no staff token configured: every staff endpoint will answer 401");
     }
+    let purge = tokio::spawn(purge_expired(Arc::clone(&store)));
     let app = build(&settings, store, bound);
     println!("listening on http://{bound}");
-    axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
-        .context("server failed")
+        .context("server failed");
+    purge.abort();
+    served
+}
+
+/// Forgets expired idempotency records every minute, so the table holds one
+/// TTL's worth of keys however long the server runs.
+async fn purge_expired(store: Arc<dyn Store>) {
+    let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        every_minute.tick().await;
+        match store.purge_expired(ordergate_domain::now()).await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "expired idempotency records purged"),
+            Err(e) => tracing::warn!(error = %e, "purging expired idempotency records failed"),
+        }
+    }
 }

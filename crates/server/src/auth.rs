@@ -4,6 +4,7 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
+use ordergate_domain::Rejection;
 use ordergate_domain::session::Session;
 use ordergate_store::PinOutcome;
 use sha2::{Digest, Sha256};
@@ -105,18 +106,8 @@ pub async fn session_access(
         .await?
     {
         PinOutcome::Accepted(session) => Ok((session, Principal::Guest)),
-        PinOutcome::Invalid => Err(ApiError::new(
-            ErrorCode::PinInvalid,
-            "send this table's six-digit PIN in the X-Session-PIN header",
-        )),
-        PinOutcome::Locked { until } => {
-            let secs = ((until - now).num_milliseconds().max(0) as u64).div_ceil(1000);
-            Err(ApiError::new(
-                ErrorCode::PinLocked,
-                "too many wrong PINs for this table; ask staff or try again later",
-            )
-            .retry_after(secs))
-        }
+        PinOutcome::Invalid => Err(Rejection::PinInvalid.into()),
+        PinOutcome::Locked { until } => Err(Rejection::PinLocked { until }.into()),
     }
 }
 

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use chrono::Duration;
 use clap::Args;
 use ordergate_domain::session::PinPolicy;
+use ordergate_store::OrderRules;
 
 #[derive(Debug, Clone, Args)]
 pub struct Settings {
@@ -30,19 +31,20 @@ pub struct Settings {
 
     /// Window in which the same client's identical order is refused as a duplicate (0: off).
     #[arg(long, env = "ORDERGATE_DUPLICATE_WINDOW_SECS", default_value_t = 30)]
-    pub duplicate_window_secs: u64,
+    pub duplicate_window_secs: u32,
 
     /// Minimum time between two accepted orders of one client (0: off).
     #[arg(long, env = "ORDERGATE_CLIENT_COOLDOWN_MS", default_value_t = 2000)]
-    pub client_cooldown_ms: u64,
+    pub client_cooldown_ms: u32,
 
     /// How long a completed idempotency key is remembered.
-    #[arg(long, env = "ORDERGATE_IDEMPOTENCY_TTL_SECS", default_value_t = 86400)]
-    pub idempotency_ttl_secs: u64,
+    #[arg(long, env = "ORDERGATE_IDEMPOTENCY_TTL_SECS", default_value_t = 86400,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub idempotency_ttl_secs: u32,
 
     /// How long a request waits for an in-flight request with the same key.
     #[arg(long, env = "ORDERGATE_INFLIGHT_WAIT_MS", default_value_t = 2000)]
-    pub inflight_wait_ms: u64,
+    pub inflight_wait_ms: u32,
 
     /// Consecutive wrong PINs that lock a session.
     #[arg(long, env = "ORDERGATE_PIN_MAX_FAILURES", default_value_t = 5,
@@ -77,6 +79,29 @@ impl Settings {
             max_failures: self.pin_max_failures,
             lockout: Duration::seconds(i64::from(self.pin_lockout_secs)),
         }
+    }
+
+    /// The admission rules of an order that gives up waiting for its table
+    /// at `busy_deadline`.
+    pub fn order_rules(&self, busy_deadline: std::time::Instant) -> OrderRules {
+        OrderRules {
+            pin_policy: self.pin_policy(),
+            duplicate_window: Duration::seconds(i64::from(self.duplicate_window_secs)),
+            cooldown: Duration::milliseconds(i64::from(self.client_cooldown_ms)),
+            busy_deadline,
+        }
+    }
+
+    /// When a key completed now may be forgotten.
+    pub fn idempotency_expiry(
+        &self,
+        now: ordergate_domain::Timestamp,
+    ) -> ordergate_domain::Timestamp {
+        now + Duration::seconds(i64::from(self.idempotency_ttl_secs))
+    }
+
+    pub fn inflight_wait(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.inflight_wait_ms))
     }
 
     /// The configured public URL without a trailing slash, or one built from

@@ -83,18 +83,3 @@ where
             })
     }
 }
-
-/// A 201 response with the new resource's `Location` and its JSON body.
-pub struct Created<T>(pub String, pub T);
-
-impl<T: serde::Serialize> axum::response::IntoResponse for Created<T> {
-    fn into_response(self) -> axum::response::Response {
-        let Created(location, body) = self;
-        (
-            StatusCode::CREATED,
-            [(axum::http::header::LOCATION, location)],
-            axum::Json(body),
-        )
-            .into_response()
-    }
-}

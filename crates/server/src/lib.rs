@@ -7,6 +7,7 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod idempotency;
 pub mod metrics;
 pub mod openapi;
 mod routes;

@@ -89,6 +89,7 @@ create table orders (
     status text not null,
     source text not null,
     client_id text,
+    payload_hash text not null, -- digest of items and note, for the duplicate-payload rule
     lines text not null, -- JSON snapshot of the priced lines
     note text not null,
     total integer not null,
@@ -99,3 +100,6 @@ create table orders (
 ) strict;
 
 create index orders_by_session on orders (session_id, created_at);
+-- The duplicate-payload and cooldown rules look back at one client's
+-- recent orders in one session.
+create index orders_by_client on orders (session_id, client_id, created_at);

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
 use crate::codec::{json, millis, name, uuid};
@@ -115,35 +115,72 @@ pub(crate) fn get(conn: &Connection, shop_id: Uuid) -> Result<Catalog, SqliteErr
          where shop_id = ?1 and retired = 0 order by position",
     )?;
     let toppings = stmt
-        .query_map([&shop], |row| {
-            Ok(Topping {
-                topping_id: uuid(row, 0)?,
-                name: row.get(1)?,
-                price: row.get(2)?,
-            })
-        })?
+        .query_map([&shop], topping_from_row)?
         .collect::<Result<_, _>>()?;
     let mut stmt = conn.prepare_cached(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings
          from menu_items where shop_id = ?1 and retired = 0 order by position",
     )?;
     let items = stmt
-        .query_map([&shop], |row| {
-            Ok(MenuItem {
-                menu_item_id: uuid(row, 0)?,
-                name: row.get(1)?,
-                description: row.get(2)?,
-                category: row.get(3)?,
-                price: row.get(4)?,
-                topping_ids: json(row, 5)?,
-                max_toppings: row.get(6)?,
-            })
-        })?
+        .query_map([&shop], menu_item_from_row)?
         .collect::<Result<_, _>>()?;
     Ok(Catalog {
         shop_id,
         version,
         toppings,
         items,
+    })
+}
+
+/// A menu item of the shop, with whether it is retired.
+pub(crate) fn menu_item(
+    conn: &Connection,
+    shop: &str,
+    menu_item_id: Uuid,
+) -> Result<Option<(MenuItem, bool)>, SqliteError> {
+    let mut stmt = conn.prepare_cached(
+        "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
+                retired
+         from menu_items where shop_id = ?1 and menu_item_id = ?2",
+    )?;
+    let item = stmt
+        .query_row(params![shop, menu_item_id.to_string()], |row| {
+            Ok((menu_item_from_row(row)?, row.get(7)?))
+        })
+        .optional()?;
+    Ok(item)
+}
+
+pub(crate) fn active_topping(
+    conn: &Connection,
+    shop: &str,
+    topping_id: Uuid,
+) -> Result<Option<Topping>, SqliteError> {
+    let mut stmt = conn.prepare_cached(
+        "select topping_id, name, price from toppings
+         where shop_id = ?1 and topping_id = ?2 and retired = 0",
+    )?;
+    Ok(stmt
+        .query_row(params![shop, topping_id.to_string()], topping_from_row)
+        .optional()?)
+}
+
+fn topping_from_row(row: &Row) -> rusqlite::Result<Topping> {
+    Ok(Topping {
+        topping_id: uuid(row, 0)?,
+        name: row.get(1)?,
+        price: row.get(2)?,
+    })
+}
+
+fn menu_item_from_row(row: &Row) -> rusqlite::Result<MenuItem> {
+    Ok(MenuItem {
+        menu_item_id: uuid(row, 0)?,
+        name: row.get(1)?,
+        description: row.get(2)?,
+        category: row.get(3)?,
+        price: row.get(4)?,
+        topping_ids: json(row, 5)?,
+        max_toppings: row.get(6)?,
     })
 }

@@ -41,6 +41,16 @@ impl From<SqliteError> for StoreError {
     }
 }
 
+/// The store error for a failure the job itself did not cause (a commit).
+pub(crate) fn classify(e: &rusqlite::Error) -> StoreError {
+    let cause: ordergate_store::BoxError = e.to_string().into();
+    if is_unavailable(e) {
+        StoreError::Unavailable(cause)
+    } else {
+        StoreError::Internal(cause)
+    }
+}
+
 /// Errors that say the file cannot be used right now (permissions, a full
 /// disk, I/O trouble, another process holding a lock) rather than a bug.
 fn is_unavailable(e: &rusqlite::Error) -> bool {

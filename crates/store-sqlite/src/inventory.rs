@@ -100,22 +100,7 @@ fn store_level(
     if next == item.level {
         return Ok(item);
     }
-    let shop = shop_id.to_string();
-    let id = item.item_id.to_string();
-    conn.prepare_cached(
-        "update inventory
-         set stock = ?3, marked_sold_out = ?4, sold_out_until = ?5,
-             version = version + 1, updated_at = ?6
-         where shop_id = ?1 and item_id = ?2",
-    )?
-    .execute(params![
-        shop,
-        id,
-        next.stock,
-        next.marked_sold_out,
-        next.sold_out_until.map(millis),
-        millis(now)
-    ])?;
+    write_level(conn, shop_id, item.item_id, &next, now)?;
     if let Some(entry) =
         LogEntry::for_change(&item.level, &next, item.item_id, operation, actor, now)
     {
@@ -129,7 +114,58 @@ fn store_level(
     })
 }
 
-fn append_log(conn: &Connection, shop_id: Uuid, entry: &LogEntry) -> Result<(), SqliteError> {
+/// The stored level of an item or topping (active or retired).
+pub(crate) fn level(
+    conn: &Connection,
+    shop_id: Uuid,
+    item_id: Uuid,
+) -> Result<Option<StockLevel>, SqliteError> {
+    let mut stmt = conn.prepare_cached(
+        "select stock, marked_sold_out, sold_out_until from inventory
+         where shop_id = ?1 and item_id = ?2",
+    )?;
+    let level = stmt
+        .query_row(params![shop_id.to_string(), item_id.to_string()], |row| {
+            Ok(StockLevel {
+                stock: row.get(0)?,
+                marked_sold_out: row.get(1)?,
+                sold_out_until: opt_time(row, 2)?,
+            })
+        })
+        .optional()?;
+    Ok(level)
+}
+
+/// Stores a level, bumping the version. The caller logs the stock change.
+pub(crate) fn write_level(
+    conn: &Connection,
+    shop_id: Uuid,
+    item_id: Uuid,
+    level: &StockLevel,
+    now: Timestamp,
+) -> Result<(), SqliteError> {
+    conn.prepare_cached(
+        "update inventory
+         set stock = ?3, marked_sold_out = ?4, sold_out_until = ?5,
+             version = version + 1, updated_at = ?6
+         where shop_id = ?1 and item_id = ?2",
+    )?
+    .execute(params![
+        shop_id.to_string(),
+        item_id.to_string(),
+        level.stock,
+        level.marked_sold_out,
+        level.sold_out_until.map(millis),
+        millis(now)
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn append_log(
+    conn: &Connection,
+    shop_id: Uuid,
+    entry: &LogEntry,
+) -> Result<(), SqliteError> {
     conn.prepare_cached(
         "insert into inventory_log (shop_id, item_id, operation, delta, stock_before,
                                     stock_after, order_id, actor, created_at)

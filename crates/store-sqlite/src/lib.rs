@@ -5,10 +5,14 @@
 //! [`worker`]) and start with `BEGIN IMMEDIATE`; reads run on a few reader
 //! threads inside deferred transactions, so each sees one consistent snapshot.
 
+mod audit;
 mod catalog;
 mod codec;
 mod error;
+mod events;
+mod idempotency;
 mod inventory;
+mod orders;
 mod sessions;
 mod shops;
 mod worker;
@@ -16,31 +20,37 @@ mod worker;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{Catalog, CatalogInput};
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::order::Order;
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{MenuSource, PinOutcome, Store, StoreError, StoreResult};
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use ordergate_store::{
+    Answer, Claim, MenuSource, PinOutcome, PlaceOrder, Placed, StaffWrite, Store, StoreError,
+    StoreResult,
+};
+use rusqlite::{Connection, Transaction};
 use rusqlite_migration::{M, Migrations};
 use uuid::Uuid;
 
 use crate::error::SqliteError;
-use crate::worker::Workers;
+use crate::worker::{Readers, Writer};
 
 const READERS: usize = 4;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!(
-        "../migrations/0001_foundation.sql"
-    ))])
+    Migrations::new(vec![
+        M::up(include_str!("../migrations/0001_foundation.sql")),
+        M::up(include_str!("../migrations/0002_exactly_once.sql")),
+    ])
 }
 
 pub struct SqliteStore {
-    writer: Workers,
-    readers: Workers,
+    writer: Writer,
+    readers: Readers,
 }
 
 /// The file a `sqlite://` URL names: `sqlite://ordergate.db` is relative to
@@ -74,30 +84,21 @@ impl SqliteStore {
             })
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(SqliteError::from)?;
-        let start = |name, conns| {
-            Workers::start(name, conns).map_err(|e| StoreError::Internal(Box::new(e)))
-        };
+        let thread_error = |e: std::io::Error| StoreError::Internal(Box::new(e));
         Ok(SqliteStore {
-            writer: start("sqlite-writer", vec![writer])?,
-            readers: start("sqlite-reader", readers)?,
+            writer: Writer::start(writer).map_err(thread_error)?,
+            readers: Readers::start(readers).map_err(thread_error)?,
         })
     }
 
-    /// Runs `f` in a `BEGIN IMMEDIATE` transaction on the writer thread;
-    /// commits when it returns `Ok`, rolls back otherwise.
+    /// Runs `f` atomically on the writer thread (in its own savepoint of a
+    /// group commit); answers once the write is durable, or rolled back.
     async fn write<R, F>(&self, f: F) -> StoreResult<R>
     where
-        F: FnOnce(&Transaction) -> Result<R, SqliteError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, SqliteError> + Send + 'static,
         R: Send + 'static,
     {
-        self.writer
-            .run(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let out = f(&tx)?;
-                tx.commit()?;
-                Ok(out)
-            })
-            .await
+        self.writer.run(f).await
     }
 
     /// Runs `f` in a read transaction on a reader thread.
@@ -106,12 +107,7 @@ impl SqliteStore {
         F: FnOnce(&Transaction) -> Result<R, SqliteError> + Send + 'static,
         R: Send + 'static,
     {
-        self.readers
-            .run(move |conn| {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-                f(&tx)
-            })
-            .await
+        self.readers.run(f).await
     }
 }
 
@@ -255,6 +251,84 @@ impl Store for SqliteStore {
     async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill> {
         self.write(move |tx| sessions::checkout(tx, session_id, now))
             .await
+    }
+
+    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
+        let now = ordergate_domain::now();
+        self.write(move |conn| {
+            match idempotency::lookup(conn, &claim, now)? {
+                idempotency::Lookup::Absent => {}
+                idempotency::Lookup::Replay(response) => return Ok(Answer::Replayed(response)),
+                idempotency::Lookup::Mismatch => {
+                    return Err(Rejection::IdempotencyKeyReused.into());
+                }
+            }
+            let (shop_id, response) = match write {
+                StaffWrite::CreateShop(shop, render) => {
+                    shops::insert(conn, &shop)?;
+                    (shop.shop_id, render(&shop))
+                }
+                StaffWrite::OpenSession(session, render) => {
+                    sessions::open(conn, &session)?;
+                    (session.shop_id, render(&session))
+                }
+                StaffWrite::Restock {
+                    shop_id,
+                    item_id,
+                    quantity,
+                    actor,
+                    now,
+                    render,
+                } => {
+                    let item = inventory::restock(conn, shop_id, item_id, quantity, &actor, now)?;
+                    (shop_id, render(&item))
+                }
+                StaffWrite::Checkout {
+                    session_id,
+                    now,
+                    render,
+                } => {
+                    let bill = sessions::checkout(conn, session_id, now)?;
+                    (sessions::shop_of(conn, session_id)?, render(&bill))
+                }
+            };
+            idempotency::complete(conn, &claim, Some(shop_id), &response, now)?;
+            Ok(Answer::Fresh(response))
+        })
+        .await
+    }
+
+    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Placed> {
+        Ok(self
+            .write(move |conn| orders::place(conn, &order))
+            .await??)
+    }
+
+    async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
+        self.write(move |conn| {
+            if let Some(session) = sessions::find(conn, entry.session_id)? {
+                audit::append(conn, session.shop_id, &entry)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>> {
+        self.read(move |tx| audit::list(tx, shop_id, limit)).await
+    }
+
+    async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>> {
+        self.read(move |tx| orders::of_session(tx, session_id, true, Some(limit)))
+            .await
+    }
+
+    async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>> {
+        self.read(move |tx| orders::find(tx, order_id)).await
+    }
+
+    async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
+        self.write(move |conn| idempotency::purge(conn, now)).await
     }
 }
 

@@ -1,4 +1,3 @@
-use ordergate_domain::order::{Order, OrderSource, OrderStatus};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
@@ -6,7 +5,7 @@ use ordergate_store::PinOutcome;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
-use crate::codec::{json, millis, name, opt_time, time, uuid};
+use crate::codec::{millis, name, opt_time, time, uuid};
 use crate::error::SqliteError;
 use crate::shops;
 
@@ -105,6 +104,18 @@ pub(crate) fn verify_pin(
     now: Timestamp,
 ) -> Result<PinOutcome, SqliteError> {
     let session = require(conn, session_id)?;
+    judge_pin(conn, &session, given, policy, now)
+}
+
+/// Judges a PIN attempt on a loaded session and records its effect.
+pub(crate) fn judge_pin(
+    conn: &Connection,
+    session: &Session,
+    given: Option<&str>,
+    policy: PinPolicy,
+    now: Timestamp,
+) -> Result<PinOutcome, SqliteError> {
+    let session_id = session.session_id;
     let record = |failures: i64, locked_until: Option<Timestamp>| {
         conn.prepare_cached(
             "update table_sessions set pin_failures = ?2, pin_locked_until = ?3
@@ -124,7 +135,7 @@ pub(crate) fn verify_pin(
             PinOutcome::Accepted(Session {
                 pin_failures: 0,
                 pin_locked_until: None,
-                ..session
+                ..session.clone()
             })
         }
         PinCheck::Missing => PinOutcome::Invalid,
@@ -155,7 +166,7 @@ pub(crate) fn checkout(
             now
         }
     };
-    let orders = orders_oldest_first(conn, &session)?;
+    let orders = crate::orders::of_session(conn, session_id, false, None)?;
     Ok(Bill::new(
         session_id,
         session.table_label,
@@ -164,30 +175,6 @@ pub(crate) fn checkout(
     ))
 }
 
-fn orders_oldest_first(conn: &Connection, session: &Session) -> Result<Vec<Order>, SqliteError> {
-    let mut stmt = conn.prepare_cached(
-        "select order_id, ticket_number, status, source, client_id, lines, note, total,
-                created_at, version
-         from orders where session_id = ?1 order by created_at, order_id",
-    )?;
-    let orders = stmt
-        .query_map([session.session_id.to_string()], |row| {
-            Ok(Order {
-                order_id: uuid(row, 0)?,
-                shop_id: session.shop_id,
-                session_id: session.session_id,
-                table_label: session.table_label.clone(),
-                ticket_number: row.get(1)?,
-                status: name(row, 2, OrderStatus::parse)?,
-                source: name(row, 3, OrderSource::parse)?,
-                client_id: row.get(4)?,
-                items: json(row, 5)?,
-                note: row.get(6)?,
-                total: row.get(7)?,
-                created_at: time(row, 8)?,
-                version: row.get(9)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(orders)
+pub(crate) fn shop_of(conn: &Connection, session_id: Uuid) -> Result<Uuid, SqliteError> {
+    Ok(require(conn, session_id)?.shop_id)
 }

@@ -7,8 +7,10 @@
 //! shop per transaction, stock conservation) without the server knowing how.
 
 use async_trait::async_trait;
+use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{Catalog, CatalogInput};
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::order::Order;
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
@@ -17,6 +19,11 @@ use uuid::Uuid;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod write;
+
+pub use write::{
+    Answer, Caller, Claim, OrderRules, PlaceOrder, Placed, Render, StaffWrite, StoredResponse,
+};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -119,4 +126,31 @@ pub trait Store: Send + Sync + 'static {
     /// Closes the session (once) and returns its bill; later calls return the
     /// same bill.
     async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill>;
+
+    /// Runs a staff write under an idempotency key: replays the stored
+    /// response of a completed earlier request with this key, refuses the key
+    /// with another fingerprint (`IdempotencyKeyReused`), or performs the
+    /// write and stores its response in the same transaction. Refusals are
+    /// not stored: a corrected retry with the same key is processed anew.
+    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer>;
+
+    /// Admits and places an order in one transaction, in the contract's
+    /// order: session, PIN, replay, closed session, duplicate payload,
+    /// cooldown, then the commit (catalog, prices, stock, ticket, event,
+    /// idempotency record, audit row). A refusal rolls the order back but
+    /// still commits its audit row (and a wrong PIN's count).
+    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Placed>;
+
+    /// Appends the audit row of an order POST refused before it reached the
+    /// store; unknown sessions are not recorded (no shop to file them under).
+    async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()>;
+    /// Newest first.
+    async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>>;
+
+    /// The session's orders, newest first.
+    async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>>;
+    async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>>;
+
+    /// Forgets idempotency records that expired by `now`; returns how many.
+    async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64>;
 }

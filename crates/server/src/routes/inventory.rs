@@ -2,8 +2,10 @@
 
 use axum::Json;
 use axum::extract::State;
-use ordergate_domain::inventory::{InventoryEntry, InventoryUpdate, LogEntry};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use ordergate_domain::inventory::{InventoryEntry, InventoryItem, InventoryUpdate, LogEntry};
 use ordergate_domain::paging::Limit;
+use ordergate_store::StaffWrite;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -14,6 +16,7 @@ use crate::app::AppState;
 use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::idempotency::{Sent, staff_claim, staff_write};
 
 /// Staff changes are logged under this actor.
 const STAFF: &str = "staff";
@@ -36,7 +39,7 @@ struct InventoryLog {
     entries: Vec<LogEntry>,
 }
 
-#[derive(Deserialize, ToSchema)]
+#[derive(Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Restock {
     /// Units to add, 1–100000.
@@ -103,7 +106,11 @@ async fn update_inventory(
 /// Add units to a tracked item's stock.
 #[utoipa::path(post, path = "/api/v1/shops/{shopId}/inventory/{itemId}/restock", tag = "inventory",
     security(("staffToken" = [])),
-    params(("shopId" = Uuid, Path), ("itemId" = Uuid, Path, description = "A menu item or topping id")),
+    params(
+        ("shopId" = Uuid, Path),
+        ("itemId" = Uuid, Path, description = "A menu item or topping id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "UUID v4; retries replay the first answer"),
+    ),
     request_body = Restock,
     responses(
         (status = 200, description = "The updated entry", body = InventoryEntry),
@@ -118,14 +125,34 @@ async fn restock(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath((shop_id, item_id)): ApiPath<(Uuid, Uuid)>,
-    ApiJson(Restock { quantity }): ApiJson<Restock>,
-) -> Result<Json<InventoryEntry>, ApiError> {
+    uri: Uri,
+    headers: HeaderMap,
+    ApiJson(request): ApiJson<Restock>,
+) -> Result<Sent, ApiError> {
     let now = ordergate_domain::now();
-    let item = state
-        .store()
-        .restock(shop_id, item_id, quantity, STAFF, now)
-        .await?;
-    Ok(Json(item.entry(now)))
+    let expires_at = state.settings().idempotency_expiry(now);
+    let claim = staff_claim(&headers, uri.path(), &request, expires_at)?;
+    let quantity = request.quantity;
+    let render = move |item: &InventoryItem| Sent::render(StatusCode::OK, &item.entry(now), None);
+    staff_write(
+        &state,
+        claim,
+        render,
+        || {
+            state
+                .store()
+                .restock(shop_id, item_id, quantity, STAFF, now)
+        },
+        |render| StaffWrite::Restock {
+            shop_id,
+            item_id,
+            quantity,
+            actor: STAFF.to_owned(),
+            now,
+            render,
+        },
+    )
+    .await
 }
 
 /// The stock operation log, newest first.

@@ -10,6 +10,7 @@ mod catalog;
 mod inventory;
 mod menu;
 mod ops;
+mod orders;
 mod sessions;
 mod shops;
 
@@ -21,4 +22,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(menu::router())
         .merge(inventory::router())
         .merge(sessions::router())
+        .merge(orders::router())
 }

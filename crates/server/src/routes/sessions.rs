@@ -2,11 +2,12 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode, Uri};
 use chrono::{DateTime, Utc};
 use ordergate_domain::Rejection;
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, NewSession, Session, SessionStatus, generate_pin};
+use ordergate_store::StaffWrite;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -16,7 +17,8 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::auth::{Principal, StaffAuth, session_access};
 use crate::error::{ApiError, Problem};
-use crate::extract::{ApiJson, ApiPath, ApiQuery, Created};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::idempotency::{Sent, staff_claim, staff_write};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -80,7 +82,10 @@ struct ListQuery {
 /// Open a table: a new session with a fresh PIN.
 #[utoipa::path(post, path = "/api/v1/shops/{shopId}/sessions", tag = "sessions",
     security(("staffToken" = [])),
-    params(("shopId" = Uuid, Path)),
+    params(
+        ("shopId" = Uuid, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "UUID v4; retries replay the first answer"),
+    ),
     request_body = NewSession,
     responses(
         (status = 201, description = "Opened; show guestUrl as the table's QR code", body = SessionView,
@@ -96,24 +101,38 @@ async fn open_session(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath(shop_id): ApiPath<Uuid>,
+    uri: Uri,
+    headers: HeaderMap,
     ApiJson(new_session): ApiJson<NewSession>,
-) -> Result<Created<SessionView>, ApiError> {
-    let table_label = new_session.validate()?;
+) -> Result<Sent, ApiError> {
+    let now = ordergate_domain::now();
+    let expires_at = state.settings().idempotency_expiry(now);
+    let claim = staff_claim(&headers, uri.path(), &new_session, expires_at)?;
     let session = Session {
         session_id: Uuid::new_v4(),
         shop_id,
-        table_label,
+        table_label: new_session.validate()?,
         pin: generate_pin(),
         status: SessionStatus::Active,
-        opened_at: ordergate_domain::now(),
+        opened_at: now,
         closed_at: None,
         pin_failures: 0,
         pin_locked_until: None,
     };
-    let session = state.store().open_session(session).await?;
-    let location = format!("/api/v1/sessions/{}", session.session_id);
-    let view = SessionView::new(session, Principal::Staff, state.public_url());
-    Ok(Created(location, view))
+    let public_url = state.public_url().to_owned();
+    let render = move |session: &Session| {
+        let location = format!("/api/v1/sessions/{}", session.session_id);
+        let view = SessionView::new(session.clone(), Principal::Staff, &public_url);
+        Sent::render(StatusCode::CREATED, &view, Some(location))
+    };
+    staff_write(
+        &state,
+        claim,
+        render,
+        || state.store().open_session(session.clone()),
+        |render| StaffWrite::OpenSession(session.clone(), render),
+    )
+    .await
 }
 
 /// The shop's sessions, newest first, with their PINs.
@@ -176,7 +195,10 @@ async fn get_session(
 /// Close the table and produce its bill; calling it again returns the same bill.
 #[utoipa::path(post, path = "/api/v1/sessions/{sessionId}/checkout", tag = "sessions",
     security(("staffToken" = [])),
-    params(("sessionId" = Uuid, Path)),
+    params(
+        ("sessionId" = Uuid, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "UUID v4; retries replay the first answer"),
+    ),
     responses(
         (status = 200, description = "The bill; cancelled orders are listed but not counted",
          body = Bill),
@@ -189,10 +211,23 @@ async fn checkout(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath(session_id): ApiPath<Uuid>,
-) -> Result<Json<Bill>, ApiError> {
-    let bill = state
-        .store()
-        .checkout(session_id, ordergate_domain::now())
-        .await?;
-    Ok(Json(bill))
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Sent, ApiError> {
+    let now = ordergate_domain::now();
+    let expires_at = state.settings().idempotency_expiry(now);
+    let claim = staff_claim(&headers, uri.path(), &(), expires_at)?;
+    let render = |bill: &Bill| Sent::render(StatusCode::OK, bill, None);
+    staff_write(
+        &state,
+        claim,
+        render,
+        || state.store().checkout(session_id, now),
+        |render| StaffWrite::Checkout {
+            session_id,
+            now,
+            render,
+        },
+    )
+    .await
 }

@@ -2,7 +2,9 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
 use ordergate_domain::shop::{NewShop, Shop};
+use ordergate_store::StaffWrite;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -12,7 +14,8 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
-use crate::extract::{ApiJson, ApiPath, Created};
+use crate::extract::{ApiJson, ApiPath};
+use crate::idempotency::{Sent, staff_claim, staff_write};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -28,6 +31,7 @@ struct ShopList {
 /// Create a shop.
 #[utoipa::path(post, path = "/api/v1/shops", tag = "shops",
     security(("staffToken" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "UUID v4; retries replay the first answer")),
     request_body = NewShop,
     responses((status = 201, description = "Created", body = Shop,
                headers(("Location" = String, description = "The shop's URL")))),
@@ -36,12 +40,26 @@ struct ShopList {
 async fn create_shop(
     State(state): State<AppState>,
     _: StaffAuth,
+    uri: Uri,
+    headers: HeaderMap,
     ApiJson(new_shop): ApiJson<NewShop>,
-) -> Result<Created<Shop>, ApiError> {
-    let shop = new_shop.validate(Uuid::new_v4(), ordergate_domain::now())?;
-    let shop = state.store().create_shop(shop).await?;
-    let location = format!("/api/v1/shops/{}", shop.shop_id);
-    Ok(Created(location, shop))
+) -> Result<Sent, ApiError> {
+    let now = ordergate_domain::now();
+    let expires_at = state.settings().idempotency_expiry(now);
+    let claim = staff_claim(&headers, uri.path(), &new_shop, expires_at)?;
+    let shop = new_shop.validate(Uuid::new_v4(), now)?;
+    let render = |shop: &Shop| {
+        let location = format!("/api/v1/shops/{}", shop.shop_id);
+        Sent::render(StatusCode::CREATED, shop, Some(location))
+    };
+    staff_write(
+        &state,
+        claim,
+        render,
+        || state.store().create_shop(shop.clone()),
+        |render| StaffWrite::CreateShop(shop.clone(), render),
+    )
+    .await
 }
 
 /// List every shop.

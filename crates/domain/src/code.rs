@@ -1,0 +1,220 @@
+//! The stable, machine-readable reasons a request is refused, and the HTTP
+//! status each one always travels with. Clients branch on these; changing a
+//! pair is a breaking change.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    MalformedRequest,
+    IdempotencyKeyMissing,
+    IdempotencyKeyInvalid,
+    ClientIdInvalid,
+    Unauthorized,
+    PinInvalid,
+    NotFound,
+    MethodNotAllowed,
+    TableOccupied,
+    StockNotTracked,
+    RequestInProgress,
+    DuplicatePayload,
+    SessionBusy,
+    OutOfStock,
+    SessionClosed,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    ValidationFailed,
+    IdempotencyKeyReused,
+    UnknownMenuItem,
+    InvalidTopping,
+    ItemUnavailable,
+    PinLocked,
+    CooldownActive,
+    Internal,
+    Unavailable,
+    CatalogNotReady,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 27] = [
+        ErrorCode::MalformedRequest,
+        ErrorCode::IdempotencyKeyMissing,
+        ErrorCode::IdempotencyKeyInvalid,
+        ErrorCode::ClientIdInvalid,
+        ErrorCode::Unauthorized,
+        ErrorCode::PinInvalid,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::TableOccupied,
+        ErrorCode::StockNotTracked,
+        ErrorCode::RequestInProgress,
+        ErrorCode::DuplicatePayload,
+        ErrorCode::SessionBusy,
+        ErrorCode::OutOfStock,
+        ErrorCode::SessionClosed,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::UnsupportedMediaType,
+        ErrorCode::ValidationFailed,
+        ErrorCode::IdempotencyKeyReused,
+        ErrorCode::UnknownMenuItem,
+        ErrorCode::InvalidTopping,
+        ErrorCode::ItemUnavailable,
+        ErrorCode::PinLocked,
+        ErrorCode::CooldownActive,
+        ErrorCode::Internal,
+        ErrorCode::Unavailable,
+        ErrorCode::CatalogNotReady,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::MalformedRequest => "MALFORMED_REQUEST",
+            ErrorCode::IdempotencyKeyMissing => "IDEMPOTENCY_KEY_MISSING",
+            ErrorCode::IdempotencyKeyInvalid => "IDEMPOTENCY_KEY_INVALID",
+            ErrorCode::ClientIdInvalid => "CLIENT_ID_INVALID",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::PinInvalid => "PIN_INVALID",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ErrorCode::TableOccupied => "TABLE_OCCUPIED",
+            ErrorCode::StockNotTracked => "STOCK_NOT_TRACKED",
+            ErrorCode::RequestInProgress => "REQUEST_IN_PROGRESS",
+            ErrorCode::DuplicatePayload => "DUPLICATE_PAYLOAD",
+            ErrorCode::SessionBusy => "SESSION_BUSY",
+            ErrorCode::OutOfStock => "OUT_OF_STOCK",
+            ErrorCode::SessionClosed => "SESSION_CLOSED",
+            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            ErrorCode::ValidationFailed => "VALIDATION_FAILED",
+            ErrorCode::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            ErrorCode::UnknownMenuItem => "UNKNOWN_MENU_ITEM",
+            ErrorCode::InvalidTopping => "INVALID_TOPPING",
+            ErrorCode::ItemUnavailable => "ITEM_UNAVAILABLE",
+            ErrorCode::PinLocked => "PIN_LOCKED",
+            ErrorCode::CooldownActive => "COOLDOWN_ACTIVE",
+            ErrorCode::Internal => "INTERNAL",
+            ErrorCode::Unavailable => "UNAVAILABLE",
+            ErrorCode::CatalogNotReady => "CATALOG_NOT_READY",
+        }
+    }
+
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::MalformedRequest
+            | ErrorCode::IdempotencyKeyMissing
+            | ErrorCode::IdempotencyKeyInvalid
+            | ErrorCode::ClientIdInvalid => 400,
+            ErrorCode::Unauthorized | ErrorCode::PinInvalid => 401,
+            ErrorCode::NotFound => 404,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::TableOccupied
+            | ErrorCode::StockNotTracked
+            | ErrorCode::RequestInProgress
+            | ErrorCode::DuplicatePayload
+            | ErrorCode::SessionBusy
+            | ErrorCode::OutOfStock => 409,
+            ErrorCode::SessionClosed => 410,
+            ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::UnsupportedMediaType => 415,
+            ErrorCode::ValidationFailed
+            | ErrorCode::IdempotencyKeyReused
+            | ErrorCode::UnknownMenuItem
+            | ErrorCode::InvalidTopping
+            | ErrorCode::ItemUnavailable => 422,
+            ErrorCode::PinLocked | ErrorCode::CooldownActive => 429,
+            ErrorCode::Internal => 500,
+            ErrorCode::Unavailable | ErrorCode::CatalogNotReady => 503,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            ErrorCode::MalformedRequest => "Malformed request",
+            ErrorCode::IdempotencyKeyMissing => "Idempotency-Key header required",
+            ErrorCode::IdempotencyKeyInvalid => "Idempotency-Key is not a UUID v4",
+            ErrorCode::ClientIdInvalid => "X-Client-Id missing or invalid",
+            ErrorCode::Unauthorized => "Staff authentication required",
+            ErrorCode::PinInvalid => "Wrong or missing session PIN",
+            ErrorCode::NotFound => "Not found",
+            ErrorCode::MethodNotAllowed => "Method not allowed",
+            ErrorCode::TableOccupied => "Table already has an active session",
+            ErrorCode::StockNotTracked => "Stock is not tracked for this item",
+            ErrorCode::RequestInProgress => "A request with this key is still in progress",
+            ErrorCode::DuplicatePayload => "This order was already placed",
+            ErrorCode::SessionBusy => "The table is busy",
+            ErrorCode::OutOfStock => "Out of stock",
+            ErrorCode::SessionClosed => "The table session is closed",
+            ErrorCode::PayloadTooLarge => "Request body too large",
+            ErrorCode::UnsupportedMediaType => "Unsupported media type",
+            ErrorCode::ValidationFailed => "Validation failed",
+            ErrorCode::IdempotencyKeyReused => "Idempotency-Key reused with a different request",
+            ErrorCode::UnknownMenuItem => "Unknown menu item",
+            ErrorCode::InvalidTopping => "Invalid topping",
+            ErrorCode::ItemUnavailable => "Item no longer available",
+            ErrorCode::PinLocked => "Session PIN locked",
+            ErrorCode::CooldownActive => "Please wait before ordering again",
+            ErrorCode::Internal => "Internal error",
+            ErrorCode::Unavailable => "Service unavailable",
+            ErrorCode::CatalogNotReady => "Catalog not ready",
+        }
+    }
+
+    /// `urn:ordergate:problem:<kebab-code>`.
+    pub fn problem_type(self) -> String {
+        format!(
+            "urn:ordergate:problem:{}",
+            self.as_str().to_ascii_lowercase().replace('_', "-")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_keeps_its_status() {
+        let pinned: Vec<(&str, u16)> = ErrorCode::ALL
+            .iter()
+            .map(|code| (code.as_str(), code.status()))
+            .collect();
+        assert_eq!(
+            pinned,
+            [
+                ("MALFORMED_REQUEST", 400),
+                ("IDEMPOTENCY_KEY_MISSING", 400),
+                ("IDEMPOTENCY_KEY_INVALID", 400),
+                ("CLIENT_ID_INVALID", 400),
+                ("UNAUTHORIZED", 401),
+                ("PIN_INVALID", 401),
+                ("NOT_FOUND", 404),
+                ("METHOD_NOT_ALLOWED", 405),
+                ("TABLE_OCCUPIED", 409),
+                ("STOCK_NOT_TRACKED", 409),
+                ("REQUEST_IN_PROGRESS", 409),
+                ("DUPLICATE_PAYLOAD", 409),
+                ("SESSION_BUSY", 409),
+                ("OUT_OF_STOCK", 409),
+                ("SESSION_CLOSED", 410),
+                ("PAYLOAD_TOO_LARGE", 413),
+                ("UNSUPPORTED_MEDIA_TYPE", 415),
+                ("VALIDATION_FAILED", 422),
+                ("IDEMPOTENCY_KEY_REUSED", 422),
+                ("UNKNOWN_MENU_ITEM", 422),
+                ("INVALID_TOPPING", 422),
+                ("ITEM_UNAVAILABLE", 422),
+                ("PIN_LOCKED", 429),
+                ("COOLDOWN_ACTIVE", 429),
+                ("INTERNAL", 500),
+                ("UNAVAILABLE", 503),
+                ("CATALOG_NOT_READY", 503),
+            ]
+        );
+    }
+
+    #[test]
+    fn problem_types_are_kebab_case_urns() {
+        assert_eq!(
+            ErrorCode::IdempotencyKeyReused.problem_type(),
+            "urn:ordergate:problem:idempotency-key-reused"
+        );
+    }
+}

@@ -1,0 +1,281 @@
+//! `Idempotency-Key` handling shared by every POST that honours it: the
+//! claim a write carries into its transaction, the in-flight join that
+//! makes a retry wait for the original instead of racing it, and the
+//! response that may be a replay.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use ordergate_domain::Timestamp;
+use ordergate_domain::idempotency::IdempotencyKey;
+use ordergate_store::{Answer, Claim, Render, StaffWrite, StoreResult, StoredResponse};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+
+use crate::app::AppState;
+use crate::error::{ApiError, ErrorCode};
+
+pub const KEY_HEADER: HeaderName = HeaderName::from_static("idempotency-key");
+pub const REPLAYED_HEADER: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// The raw value of a header, if it is there; an opaque (non-ASCII) value
+/// reads as empty, which every parser refuses.
+pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).map(|v| v.to_str().unwrap_or_default())
+}
+
+/// The claim of a staff POST: `None` without a key. Staff keys are scoped to
+/// the staff principal, the method and the path.
+pub fn staff_claim(
+    headers: &HeaderMap,
+    path: &str,
+    request: &impl Serialize,
+    expires_at: Timestamp,
+) -> Result<Option<Claim>, ApiError> {
+    let Some(raw) = header_text(headers, KEY_HEADER.as_str()) else {
+        return Ok(None);
+    };
+    let key = IdempotencyKey::parse(Some(raw)).map_err(key_error)?;
+    let canonical = serde_json::to_string(request).unwrap_or_default();
+    Ok(Some(Claim {
+        scope: format!("staff POST {path}"),
+        key: key.to_string(),
+        fingerprint: hex::encode(Sha256::digest(canonical.as_bytes())),
+        expires_at,
+    }))
+}
+
+pub fn key_error(code: ErrorCode) -> ApiError {
+    let detail = match code {
+        ErrorCode::IdempotencyKeyMissing => {
+            "send an Idempotency-Key header: a UUID v4 kept for every retry of this order"
+        }
+        _ => "the Idempotency-Key must be a UUID v4, bare or as a quoted string",
+    };
+    ApiError::new(code, detail)
+}
+
+/// A response, first sent or replayed.
+pub struct Sent {
+    pub response: StoredResponse,
+    pub replayed: bool,
+}
+
+impl Sent {
+    pub fn fresh(response: StoredResponse) -> Sent {
+        Sent {
+            response,
+            replayed: false,
+        }
+    }
+
+    /// A JSON response of `status` for `value`, as stored for replays.
+    pub fn render(
+        status: StatusCode,
+        value: &impl Serialize,
+        location: Option<String>,
+    ) -> StoredResponse {
+        StoredResponse {
+            status: status.as_u16(),
+            body: serde_json::to_string(value).unwrap_or_default(),
+            location,
+        }
+    }
+}
+
+impl From<Answer> for Sent {
+    fn from(answer: Answer) -> Sent {
+        match answer {
+            Answer::Fresh(response) => Sent::fresh(response),
+            Answer::Replayed(response) => Sent {
+                response,
+                replayed: true,
+            },
+        }
+    }
+}
+
+impl IntoResponse for Sent {
+    fn into_response(self) -> Response {
+        let StoredResponse {
+            status,
+            body,
+            location,
+        } = self.response;
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+        let mut response =
+            (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+        let headers = response.headers_mut();
+        if let Some(location) = location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+            headers.insert(header::LOCATION, location);
+        }
+        if self.replayed {
+            headers.insert(REPLAYED_HEADER, HeaderValue::from_static("true"));
+        }
+        response
+    }
+}
+
+/// Requests being processed in this process, by scope and key. A second
+/// request with the same key waits for the first to finish (the store then
+/// replays its stored outcome) rather than racing it into the database.
+/// Across processes the database decides; this only spares it the race.
+#[derive(Default)]
+pub struct InFlight {
+    running: Mutex<HashMap<String, watch::Receiver<()>>>,
+}
+
+/// Marks a key in flight until dropped; dropping it wakes every waiter.
+struct Running {
+    registry: Arc<InFlight>,
+    key: String,
+    _done: watch::Sender<()>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(mut running) = self.registry.running.lock() {
+            running.remove(&self.key);
+        }
+    }
+}
+
+impl InFlight {
+    /// Runs `work` for `key`: at once if no request with that key is running
+    /// here, after it finishes otherwise. A request still running after
+    /// `wait` → 409 `REQUEST_IN_PROGRESS`.
+    pub async fn run<T, Fut>(
+        self: &Arc<Self>,
+        key: String,
+        wait: Duration,
+        work: impl FnOnce() -> Fut,
+    ) -> Result<T, ApiError>
+    where
+        Fut: Future<Output = Result<T, ApiError>>,
+    {
+        let ahead = {
+            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            match running.get(&key) {
+                Some(done) => Err(done.clone()),
+                None => {
+                    let (done, finished) = watch::channel(());
+                    running.insert(key.clone(), finished);
+                    Ok(Running {
+                        registry: Arc::clone(self),
+                        key,
+                        _done: done,
+                    })
+                }
+            }
+        };
+        match ahead {
+            Ok(_running) => work().await,
+            Err(mut finished) => {
+                // The sender is dropped when the first request finishes.
+                let still_running = tokio::time::timeout(wait, finished.changed())
+                    .await
+                    .is_err();
+                if still_running {
+                    return Err(ApiError::new(
+                        ErrorCode::RequestInProgress,
+                        "a request with this Idempotency-Key is still being processed; retry in a moment",
+                    )
+                    .retry_after(1));
+                }
+                work().await
+            }
+        }
+    }
+}
+
+/// Runs a staff write: plainly without a key, or under its claim (replay,
+/// mismatch, in-flight join, response stored with the write) with one.
+/// Both paths answer through the same `render`, so a replay is byte for byte
+/// what the first request got.
+pub async fn staff_write<T, Fut>(
+    state: &AppState,
+    claim: Option<Claim>,
+    render: impl FnOnce(&T) -> StoredResponse + Send + 'static,
+    plain: impl FnOnce() -> Fut,
+    keyed: impl FnOnce(Render<T>) -> StaffWrite,
+) -> Result<Sent, ApiError>
+where
+    Fut: Future<Output = StoreResult<T>>,
+    T: 'static,
+{
+    let Some(claim) = claim else {
+        return Ok(Sent::fresh(render(&plain().await?)));
+    };
+    let in_flight_key = format!("{}\n{}", claim.scope, claim.key);
+    let write = keyed(Box::new(render));
+    state
+        .in_flight()
+        .run(in_flight_key, state.settings().inflight_wait(), || async {
+            Ok(Sent::from(state.store().idempotent(claim, write).await?))
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_second_request_waits_for_the_first_and_then_runs() {
+        let registry = Arc::new(InFlight::default());
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let first = {
+            let registry = Arc::clone(&registry);
+            tokio::spawn(async move {
+                registry
+                    .run("k".into(), Duration::from_secs(5), || async {
+                        released.await.unwrap();
+                        Ok::<_, ApiError>("first")
+                    })
+                    .await
+            })
+        };
+        tokio::task::yield_now().await;
+        while registry.running.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let second = {
+            let registry = Arc::clone(&registry);
+            tokio::spawn(async move {
+                registry
+                    .run("k".into(), Duration::from_secs(5), || async {
+                        Ok::<_, ApiError>("second")
+                    })
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!second.is_finished(), "the second waits for the first");
+        release.send(()).unwrap();
+        assert_eq!(first.await.unwrap().unwrap(), "first");
+        assert_eq!(second.await.unwrap().unwrap(), "second");
+        assert!(registry.running.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn waiting_past_the_limit_is_request_in_progress() {
+        let registry = Arc::new(InFlight::default());
+        let _running = {
+            let mut running = registry.running.lock().unwrap();
+            let (done, finished) = watch::channel(());
+            running.insert("k".into(), finished);
+            done
+        };
+        let outcome = registry
+            .run("k".into(), Duration::from_millis(20), || async {
+                Ok::<_, ApiError>(())
+            })
+            .await;
+        assert_eq!(outcome.unwrap_err().code(), ErrorCode::RequestInProgress);
+    }
+}

@@ -1,0 +1,358 @@
+//! Orders: the guest's exactly-once POST, staff orders, order history for
+//! reconciliation, and the audit trail.
+
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, Uri};
+use ordergate_domain::Rejection;
+use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
+use ordergate_domain::order::{Order, OrderRequest, ValidOrder};
+use ordergate_domain::paging::Limit;
+use ordergate_store::{Caller, Claim, PinOutcome, PlaceOrder};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::{PIN_HEADER, StaffAuth, session_access};
+use crate::error::{ApiError, ErrorCode, Problem};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::idempotency::{KEY_HEADER, Sent, header_text, key_error, staff_claim};
+
+/// How long an order waits for its table before 409 `SESSION_BUSY`.
+const SESSION_WAIT: Duration = Duration::from_secs(5);
+const CLIENT_ID_HEADER: &str = "x-client-id";
+const REQUEST_ID_HEADER: &str = "x-request-id";
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(place_guest_order, session_orders))
+        .routes(routes!(place_staff_order))
+        .routes(routes!(get_order))
+        .routes(routes!(audit_log))
+}
+
+#[derive(Serialize, ToSchema)]
+struct OrderList {
+    orders: Vec<Order>,
+}
+
+#[derive(Serialize, ToSchema)]
+struct AuditLog {
+    entries: Vec<AuditEntry>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct LimitQuery {
+    /// 1–500.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 500)]
+    limit: Option<String>,
+}
+
+/// Place a guest order, exactly once.
+///
+/// Retry with the same `Idempotency-Key` until an answer arrives: a request
+/// that already succeeded is replayed (same status and body,
+/// `"idempotentReplay": true`, header `Idempotent-Replayed: true`).
+#[utoipa::path(post, path = "/api/v1/sessions/{sessionId}/orders", tag = "orders",
+    security(("sessionPin" = [])),
+    params(
+        ("sessionId" = Uuid, Path),
+        ("Idempotency-Key" = String, Header, description = "UUID v4, one per cart, kept for every retry"),
+        ("X-Client-Id" = String, Header, description = "This device's id: 1–64 of [A-Za-z0-9._:-]"),
+    ),
+    request_body = OrderRequest,
+    responses(
+        (status = 201, description = "Placed, or a replay of the request that placed it",
+         body = Order, headers(("Location" = String), ("Idempotent-Replayed" = String))),
+        (status = 400, description = "Missing or invalid Idempotency-Key or X-Client-Id, or a body \
+                                      that is not valid JSON for this operation",
+         body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 409, description = "REQUEST_IN_PROGRESS, DUPLICATE_PAYLOAD (with originalOrderId \
+                                      and originalOrder), SESSION_BUSY or OUT_OF_STOCK (with shortages)",
+         body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The session is closed (SESSION_CLOSED)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 422, description = "VALIDATION_FAILED, IDEMPOTENCY_KEY_REUSED, UNKNOWN_MENU_ITEM, \
+                                      INVALID_TOPPING or ITEM_UNAVAILABLE",
+         body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "PIN_LOCKED or COOLDOWN_ACTIVE, with Retry-After", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 503, description = "CATALOG_NOT_READY or UNAVAILABLE", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn place_guest_order(
+    State(state): State<AppState>,
+    ApiPath(session_id): ApiPath<Uuid>,
+    headers: HeaderMap,
+    body: Result<ApiJson<OrderRequest>, ApiError>,
+) -> Result<Sent, ApiError> {
+    let busy_deadline = Instant::now() + SESSION_WAIT;
+    let now = ordergate_domain::now();
+    let request_id = header_text(&headers, REQUEST_ID_HEADER)
+        .unwrap_or_default()
+        .to_owned();
+    let pin = header_text(&headers, PIN_HEADER).map(str::to_owned);
+    let key = IdempotencyKey::parse(header_text(&headers, KEY_HEADER.as_str())).map_err(key_error);
+    let client_id =
+        ClientId::parse(header_text(&headers, CLIENT_ID_HEADER)).map_err(client_id_error);
+    let order = body.and_then(|ApiJson(request)| Ok(request.validate()?));
+
+    let (key, client_id, order) = match (key, client_id, order) {
+        (Ok(key), Ok(client_id), Ok(order)) => (key, client_id, order),
+        (key, client_id, order) => {
+            // The PIN is judged before the request's form (step 1 before 2).
+            let audit_client = client_id.as_ref().ok().cloned();
+            let refusal = match state
+                .store()
+                .verify_pin(session_id, pin.as_deref(), state.pin_policy(), now)
+                .await?
+            {
+                PinOutcome::Invalid => Rejection::PinInvalid.into(),
+                PinOutcome::Locked { until } => Rejection::PinLocked { until }.into(),
+                PinOutcome::Accepted(_) => {
+                    key.and(client_id).and(order).err().unwrap_or_else(|| {
+                        ApiError::new(ErrorCode::Internal, "an internal error occurred")
+                    })
+                }
+            };
+            return Err(audited(
+                &state,
+                session_id,
+                &request_id,
+                audit_client.as_ref(),
+                refusal,
+            )
+            .await);
+        }
+    };
+
+    let claim = Claim {
+        scope: format!("session:{session_id}"),
+        key: key.to_string(),
+        fingerprint: order.fingerprint.clone(),
+        expires_at: state.settings().idempotency_expiry(now),
+    };
+    let caller = Caller::Guest {
+        pin,
+        client_id: client_id.clone(),
+    };
+    let placed = place(
+        &state,
+        session_id,
+        caller,
+        Some(claim),
+        order,
+        &request_id,
+        busy_deadline,
+    )
+    .await;
+    match placed {
+        Err(refusal) if refusal.code() == ErrorCode::RequestInProgress => {
+            Err(audited(&state, session_id, &request_id, Some(&client_id), refusal).await)
+        }
+        other => other,
+    }
+}
+
+fn client_id_error(code: ErrorCode) -> ApiError {
+    ApiError::new(
+        code,
+        "send X-Client-Id: this device's id, 1–64 characters of [A-Za-z0-9._:-], the same for every order",
+    )
+}
+
+/// Files the audit row of a refusal decided outside the store's order
+/// transaction, then passes the refusal on.
+async fn audited(
+    state: &AppState,
+    session_id: Uuid,
+    request_id: &str,
+    client_id: Option<&ClientId>,
+    refusal: ApiError,
+) -> ApiError {
+    if refusal.code() == ErrorCode::NotFound {
+        return refusal;
+    }
+    let entry = AuditEntry::refused(
+        ordergate_domain::now(),
+        session_id,
+        request_id,
+        client_id.map(ClientId::as_str),
+        refusal.code(),
+    );
+    match state.store().record_audit(entry).await {
+        Ok(()) => refusal,
+        Err(e) => e.into(),
+    }
+}
+
+/// Places an order through the in-flight join when it carries a key.
+async fn place(
+    state: &AppState,
+    session_id: Uuid,
+    caller: Caller,
+    claim: Option<Claim>,
+    order: ValidOrder,
+    request_id: &str,
+    busy_deadline: Instant,
+) -> Result<Sent, ApiError> {
+    let command = PlaceOrder {
+        order_id: Uuid::now_v7(),
+        session_id,
+        caller,
+        claim: claim.clone(),
+        order,
+        rules: state.settings().order_rules(busy_deadline),
+        request_id: request_id.to_owned(),
+        now: ordergate_domain::now(),
+    };
+    let place_now = || async {
+        let placed = state.store().place_order(command).await?;
+        Ok(Sent {
+            response: placed.response,
+            replayed: placed.replayed,
+        })
+    };
+    match claim {
+        Some(claim) => {
+            let key = format!("{}\n{}", claim.scope, claim.key);
+            let wait = state.settings().inflight_wait();
+            state.in_flight().run(key, wait, place_now).await
+        }
+        None => place_now().await,
+    }
+}
+
+/// Place an order on behalf of a table (staff).
+///
+/// No cooldown or duplicate-payload rule; `Idempotency-Key` is optional and
+/// honoured, scoped to the staff principal.
+#[utoipa::path(post, path = "/api/v1/sessions/{sessionId}/staff-orders", tag = "orders",
+    security(("staffToken" = [])),
+    params(
+        ("sessionId" = Uuid, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "UUID v4; retries replay the first answer"),
+    ),
+    request_body = OrderRequest,
+    responses(
+        (status = 201, description = "Placed, or a replay", body = Order,
+         headers(("Location" = String), ("Idempotent-Replayed" = String))),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 409, description = "REQUEST_IN_PROGRESS, SESSION_BUSY or OUT_OF_STOCK", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 410, description = "The session is closed (SESSION_CLOSED)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 503, description = "CATALOG_NOT_READY or UNAVAILABLE", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn place_staff_order(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(session_id): ApiPath<Uuid>,
+    uri: Uri,
+    headers: HeaderMap,
+    ApiJson(request): ApiJson<OrderRequest>,
+) -> Result<Sent, ApiError> {
+    let busy_deadline = Instant::now() + SESSION_WAIT;
+    let now = ordergate_domain::now();
+    let order = request.validate()?;
+    let claim = staff_claim(
+        &headers,
+        uri.path(),
+        &order.fingerprint,
+        state.settings().idempotency_expiry(now),
+    )?;
+    let request_id = header_text(&headers, REQUEST_ID_HEADER)
+        .unwrap_or_default()
+        .to_owned();
+    place(
+        &state,
+        session_id,
+        Caller::Staff,
+        claim,
+        order,
+        &request_id,
+        busy_deadline,
+    )
+    .await
+}
+
+/// The session's orders, newest first: what a client reads to reconcile
+/// after a lost response.
+#[utoipa::path(get, path = "/api/v1/sessions/{sessionId}/orders", tag = "orders",
+    security(("sessionPin" = []), ("staffToken" = [])),
+    params(("sessionId" = Uuid, Path), LimitQuery),
+    responses(
+        (status = 200, description = "Newest first (default limit 20)", body = OrderList),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn session_orders(
+    State(state): State<AppState>,
+    ApiPath(session_id): ApiPath<Uuid>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<LimitQuery>,
+) -> Result<Json<OrderList>, ApiError> {
+    let limit = Limit::parse(query.limit.as_deref(), Limit::ORDER_HISTORY);
+    session_access(&state, &headers, session_id).await?;
+    let orders = state.store().session_orders(session_id, limit?).await?;
+    Ok(Json(OrderList { orders }))
+}
+
+/// One order (staff).
+#[utoipa::path(get, path = "/api/v1/orders/{orderId}", tag = "orders",
+    security(("staffToken" = [])),
+    params(("orderId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The order", body = Order),
+        (status = 404, description = "No such order (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%order_id))]
+async fn get_order(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(order_id): ApiPath<Uuid>,
+) -> Result<Json<Order>, ApiError> {
+    let order = state.store().get_order(order_id).await?;
+    order.map(Json).ok_or_else(|| ApiError::not_found("order"))
+}
+
+/// The audit trail of guest order POSTs, newest first (staff).
+#[utoipa::path(get, path = "/api/v1/shops/{shopId}/audit", tag = "orders",
+    security(("staffToken" = [])),
+    params(("shopId" = Uuid, Path), LimitQuery),
+    responses(
+        (status = 200, description = "Newest first (default limit 100)", body = AuditLog),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id))]
+async fn audit_log(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(shop_id): ApiPath<Uuid>,
+    ApiQuery(query): ApiQuery<LimitQuery>,
+) -> Result<Json<AuditLog>, ApiError> {
+    let limit = Limit::parse(query.limit.as_deref(), Limit::DEFAULT)?;
+    let entries = state.store().audit_log(shop_id, limit).await?;
+    Ok(Json(AuditLog { entries }))
+}

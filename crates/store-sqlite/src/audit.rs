@@ -1,0 +1,60 @@
+use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::paging::Limit;
+use rusqlite::{Connection, params};
+use uuid::Uuid;
+
+use crate::codec::{millis, opt_uuid, time, uuid};
+use crate::error::SqliteError;
+use crate::shops;
+
+pub(crate) fn append(
+    conn: &Connection,
+    shop_id: Uuid,
+    entry: &AuditEntry,
+) -> Result<(), SqliteError> {
+    conn.prepare_cached(
+        "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
+                                idempotent_replay, order_id, created_at)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        shop_id.to_string(),
+        entry.session_id.to_string(),
+        entry.request_id,
+        entry.client_id,
+        entry.status,
+        entry.code,
+        entry.idempotent_replay,
+        entry.order_id.map(|id| id.to_string()),
+        millis(entry.at)
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn list(
+    conn: &Connection,
+    shop_id: Uuid,
+    limit: Limit,
+) -> Result<Vec<AuditEntry>, SqliteError> {
+    shops::require(conn, shop_id)?;
+    let mut stmt = conn.prepare_cached(
+        "select created_at, session_id, request_id, client_id, status, code, idempotent_replay,
+                order_id
+         from audit_log where shop_id = ?1 order by audit_id desc limit ?2",
+    )?;
+    let entries = stmt
+        .query_map(params![shop_id.to_string(), limit.get()], |row| {
+            Ok(AuditEntry {
+                at: time(row, 0)?,
+                session_id: uuid(row, 1)?,
+                request_id: row.get(2)?,
+                client_id: row.get(3)?,
+                status: row.get(4)?,
+                code: row.get(5)?,
+                idempotent_replay: row.get(6)?,
+                order_id: opt_uuid(row, 7)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(entries)
+}

@@ -1,0 +1,88 @@
+//! Idempotency records: looked up and completed inside the transaction of
+//! the write they guard.
+
+use ordergate_domain::Timestamp;
+use ordergate_store::{Claim, StoredResponse};
+use rusqlite::{Connection, OptionalExtension, params};
+use uuid::Uuid;
+
+use crate::codec::millis;
+use crate::error::SqliteError;
+
+pub(crate) enum Lookup {
+    /// No live record: the write runs.
+    Absent,
+    /// The same request completed before: replay this.
+    Replay(StoredResponse),
+    /// The key was used for another request.
+    Mismatch,
+}
+
+pub(crate) fn lookup(
+    conn: &Connection,
+    claim: &Claim,
+    now: Timestamp,
+) -> Result<Lookup, SqliteError> {
+    let record = conn
+        .prepare_cached(
+            "select fingerprint, status, body, location from idempotency_keys
+             where scope = ?1 and idempotency_key = ?2 and expires_at > ?3",
+        )?
+        .query_row(params![claim.scope, claim.key, millis(now)], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                StoredResponse {
+                    status: row.get(1)?,
+                    body: row.get(2)?,
+                    location: row.get(3)?,
+                },
+            ))
+        })
+        .optional()?;
+    Ok(match record {
+        None => Lookup::Absent,
+        Some((fingerprint, response)) if fingerprint == claim.fingerprint => {
+            Lookup::Replay(response.replayed())
+        }
+        Some(_) => Lookup::Mismatch,
+    })
+}
+
+/// Stores the response of a completed write; an expired record of the same
+/// key is replaced (the key is new again).
+pub(crate) fn complete(
+    conn: &Connection,
+    claim: &Claim,
+    shop_id: Option<Uuid>,
+    response: &StoredResponse,
+    now: Timestamp,
+) -> Result<(), SqliteError> {
+    conn.prepare_cached(
+        "insert into idempotency_keys (scope, idempotency_key, shop_id, fingerprint, status,
+                                       body, location, created_at, expires_at)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         on conflict (scope, idempotency_key) do update set
+             shop_id = excluded.shop_id, fingerprint = excluded.fingerprint,
+             status = excluded.status, body = excluded.body, location = excluded.location,
+             created_at = excluded.created_at, expires_at = excluded.expires_at",
+    )?
+    .execute(params![
+        claim.scope,
+        claim.key,
+        shop_id.map(|id| id.to_string()),
+        claim.fingerprint,
+        response.status,
+        response.body,
+        response.location,
+        millis(now),
+        millis(claim.expires_at)
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn purge(conn: &Connection, now: Timestamp) -> Result<u64, SqliteError> {
+    let purged = conn
+        .prepare_cached("delete from idempotency_keys where expires_at <= ?1")?
+        .execute([millis(now)])?;
+    Ok(purged as u64)
+}

@@ -1,0 +1,154 @@
+//! Types of the exactly-once write path: idempotency claims checked and
+//! completed inside the transaction of the write they guard, and the order
+//! placement command.
+
+use ordergate_domain::Timestamp;
+use ordergate_domain::idempotency::ClientId;
+use ordergate_domain::inventory::InventoryItem;
+use ordergate_domain::order::ValidOrder;
+use ordergate_domain::session::{Bill, PinPolicy, Session};
+use ordergate_domain::shop::Shop;
+use uuid::Uuid;
+
+/// An idempotency key as a write presents it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// Whose key it is: `session:<id>` for guests, `staff <METHOD> <path>`
+    /// for staff, so equal keys from different scopes never meet.
+    pub scope: String,
+    pub key: String,
+    /// Digest of the request: the same key with another fingerprint is refused.
+    pub fingerprint: String,
+    /// When the completed record may be forgotten.
+    pub expires_at: Timestamp,
+}
+
+/// A response exactly as first sent, kept to be sent again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub body: String,
+    pub location: Option<String>,
+}
+
+/// How a write's result becomes its response; run inside the transaction so
+/// the stored response commits with the write.
+pub type Render<T> = Box<dyn FnOnce(&T) -> StoredResponse + Send>;
+
+/// A staff write that honours an `Idempotency-Key`.
+pub enum StaffWrite {
+    CreateShop(Shop, Render<Shop>),
+    OpenSession(Session, Render<Session>),
+    Restock {
+        shop_id: Uuid,
+        item_id: Uuid,
+        quantity: i64,
+        actor: String,
+        now: Timestamp,
+        render: Render<InventoryItem>,
+    },
+    Checkout {
+        session_id: Uuid,
+        now: Timestamp,
+        render: Render<Bill>,
+    },
+}
+
+/// What an idempotent write answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Done now; this response was stored with it.
+    Fresh(StoredResponse),
+    /// Done before; this is the stored response.
+    Replayed(StoredResponse),
+}
+
+/// Who places an order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// A guest at the table, proving it with the PIN (`None`: none was sent).
+    Guest {
+        pin: Option<String>,
+        client_id: ClientId,
+    },
+    Staff,
+}
+
+/// The rules an order is admitted under.
+#[derive(Debug, Clone, Copy)]
+pub struct OrderRules {
+    pub pin_policy: PinPolicy,
+    /// Same client, same items and note within this window → duplicate (zero: off).
+    pub duplicate_window: chrono::Duration,
+    /// Minimum gap between one client's accepted orders (zero: off).
+    pub cooldown: chrono::Duration,
+    /// Past this instant the order gave up waiting for its table: `SessionBusy`.
+    pub busy_deadline: std::time::Instant,
+}
+
+/// One order POST, decided and committed in one transaction.
+#[derive(Debug, Clone)]
+pub struct PlaceOrder {
+    /// Assigned by the caller (UUIDv7, time ordered); used only if the order is placed.
+    pub order_id: Uuid,
+    pub session_id: Uuid,
+    pub caller: Caller,
+    /// Required for guests; staff may leave it out.
+    pub claim: Option<Claim>,
+    pub order: ValidOrder,
+    pub rules: OrderRules,
+    /// For the audit row.
+    pub request_id: String,
+    pub now: Timestamp,
+}
+
+/// A placed (or replayed) order and the response to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    pub order_id: Uuid,
+    pub response: StoredResponse,
+    pub replayed: bool,
+}
+
+impl StoredResponse {
+    /// The response as a replay: order bodies say `"idempotentReplay": true`,
+    /// every other byte as first sent.
+    pub fn replayed(self) -> StoredResponse {
+        const FRESH: &str = r#""idempotentReplay":false"#;
+        let body = match self.body.rfind(FRESH) {
+            Some(at) => {
+                let mut body = self.body;
+                body.replace_range(at..at + FRESH.len(), r#""idempotentReplay":true"#);
+                body
+            }
+            None => self.body,
+        };
+        StoredResponse { body, ..self }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bodies_that_carry_the_flag_change_on_replay() {
+        let order = StoredResponse {
+            status: 201,
+            body: r#"{"orderId":"x","idempotentReplay":false}"#.into(),
+            location: Some("/api/v1/orders/x".into()),
+        };
+        let replay = order.clone().replayed();
+        assert_eq!(replay.body, r#"{"orderId":"x","idempotentReplay":true}"#);
+        assert_eq!(
+            (replay.status, replay.location),
+            (order.status, order.location)
+        );
+        let shop = StoredResponse {
+            status: 201,
+            body: r#"{"shopId":"s"}"#.into(),
+            location: None,
+        };
+        assert_eq!(shop.clone().replayed(), shop);
+    }
+}
