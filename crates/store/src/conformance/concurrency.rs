@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use ordergate_domain::Rejection;
 use ordergate_domain::inventory::{LogEntry, Operation};
+use ordergate_domain::order::Shortage;
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 
-use crate::{PinOutcome, Store, StoreError};
+use crate::{PinOutcome, Placed, Store, StoreError};
 
 use super::helpers::*;
 
@@ -161,4 +162,159 @@ pub async fn concurrent_restocks_are_all_counted(store: Arc<dyn Store>) {
     actors.sort_unstable();
     actors.dedup();
     assert_eq!(actors.len(), 50, "each restock logged under its own actor");
+}
+
+pub async fn concurrent_requests_with_one_key_place_one_order(store: Arc<dyn Store>) {
+    let Table { menu: p, session } = table(&*store).await;
+    let t = instant();
+    ok(store
+        .update_inventory(p.shop_id, p.curry, set_stock(Some(10), t), STAFF, t)
+        .await);
+    let request = guest_order(
+        session.session_id,
+        CLIENT,
+        simple_order(p.curry, 1),
+        t + secs(1),
+    );
+    let results = all_at_once(30, |_| {
+        let store = Arc::clone(&store);
+        let cmd = retry(&request, request.now);
+        async move { store.place_order(cmd).await }
+    })
+    .await;
+
+    let answers: Vec<Placed> = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, result)| match result {
+            Ok(answer) => answer,
+            Err(e) => panic!("request {i} failed: {e:?}"),
+        })
+        .collect();
+    let fresh: Vec<&Placed> = answers.iter().filter(|a| !a.replayed).collect();
+    assert_eq!(fresh.len(), 1, "exactly one request placed the order");
+    let winner = fresh[0].clone();
+    for answer in &answers {
+        assert_eq!(answer.order_id, winner.order_id);
+        if answer.replayed {
+            assert_eq!(answer.response, winner.response.clone().replayed());
+        }
+    }
+    assert_eq!(
+        order_ids(&ok(store
+            .session_orders(session.session_id, limit(100))
+            .await)),
+        [winner.order_id]
+    );
+    assert_eq!(stock_of(&*store, p.shop_id, p.curry).await, Some(9));
+    let audit = ok(store.audit_log(p.shop_id, limit(100)).await);
+    let count = |code: &str| audit.iter().filter(|e| e.code == code).count();
+    assert_eq!(
+        (audit.len(), count("ACCEPTED"), count("REPLAYED")),
+        (30, 1, 29)
+    );
+}
+
+pub async fn concurrent_orders_for_scarce_stock_never_oversell(store: Arc<dyn Store>) {
+    let Table { menu: p, session } = table(&*store).await;
+    let t = instant();
+    ok(store
+        .update_inventory(p.shop_id, p.curry, set_stock(Some(10), t), STAFF, t)
+        .await);
+    let results = all_at_once(25, |i| {
+        let store = Arc::clone(&store);
+        let cmd = guest_order(
+            session.session_id,
+            &format!("phone-{i}"),
+            simple_order(p.curry, 1),
+            t + secs(1),
+        );
+        async move { store.place_order(cmd).await }
+    })
+    .await;
+
+    let sold_out = Rejection::OutOfStock {
+        shortages: vec![Shortage {
+            item_id: p.curry,
+            requested: 1,
+            available: 0,
+        }],
+    };
+    let mut placed = Vec::new();
+    let mut refused = 0;
+    for result in results {
+        match result {
+            Ok(answer) => {
+                assert!(!answer.replayed);
+                placed.push(answer.order_id);
+            }
+            Err(StoreError::Rejected(rejection)) => {
+                assert_eq!(rejection, sold_out);
+                refused += 1;
+            }
+            Err(other) => panic!("unexpected failure: {other:?}"),
+        }
+    }
+    assert_eq!((placed.len(), refused), (10, 15), "(placed, out of stock)");
+    assert_eq!(stock_of(&*store, p.shop_id, p.curry).await, Some(0));
+
+    let orders = ok(store.session_orders(session.session_id, limit(100)).await);
+    let mut stored = order_ids(&orders);
+    stored.sort_unstable();
+    placed.sort_unstable();
+    assert_eq!(stored, placed);
+    let mut tickets: Vec<i64> = orders.iter().map(|o| o.ticket_number).collect();
+    tickets.sort_unstable();
+    assert_eq!(tickets, (1..=10).collect::<Vec<_>>());
+
+    let log = ok(store.inventory_log(p.shop_id, limit(100)).await);
+    let taken: Vec<&LogEntry> = log
+        .iter()
+        .filter(|e| e.operation == Operation::Order)
+        .collect();
+    assert_eq!(taken.len(), 10);
+    let mut afters: Vec<i64> = taken
+        .iter()
+        .map(|e| {
+            assert_eq!(e.delta, -1);
+            e.stock_after.expect("tracked")
+        })
+        .collect();
+    afters.sort_unstable();
+    assert_eq!(afters, (0..10).collect::<Vec<_>>());
+    assert_eq!(log.iter().map(|e| e.delta).sum::<i64>(), 0);
+}
+
+pub async fn concurrent_duplicates_from_one_client_place_one_order(store: Arc<dyn Store>) {
+    let Table { menu: p, session } = table(&*store).await;
+    let t = instant() + secs(1);
+    let results = all_at_once(20, |_| {
+        let store = Arc::clone(&store);
+        // A fresh key on every tap: only the duplicate rule stops them.
+        let cmd = guest_order(session.session_id, CLIENT, simple_order(p.curry, 1), t);
+        async move { store.place_order(cmd).await }
+    })
+    .await;
+
+    let mut winners = Vec::new();
+    let mut originals = Vec::new();
+    for result in results {
+        match result {
+            Ok(answer) => winners.push(answer),
+            Err(StoreError::Rejected(Rejection::DuplicatePayload { original })) => {
+                originals.push(*original)
+            }
+            Err(other) => panic!("unexpected failure: {other:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one order passes the rule");
+    assert_eq!(originals.len(), 19);
+    let order = ok(store.get_order(winners[0].order_id).await).expect("placed");
+    assert!(originals.iter().all(|o| *o == order));
+    assert_eq!(
+        order_ids(&ok(store
+            .session_orders(session.session_id, limit(100))
+            .await)),
+        [order.order_id]
+    );
 }

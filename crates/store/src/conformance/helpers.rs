@@ -4,8 +4,14 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use chrono::Duration;
+use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput, ToppingInput};
+use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::{InventoryItem, InventoryUpdate, StockChange};
+use ordergate_domain::order::{
+    LineRequest, LineTopping, Order, OrderLine, OrderReceipt, OrderRequest, OrderSource,
+    OrderStatus, ValidOrder,
+};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
@@ -13,7 +19,9 @@ use ordergate_domain::validation::FieldError;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
-use crate::{Store, StoreError, StoreResult};
+use crate::{
+    Caller, Claim, OrderRules, PlaceOrder, Placed, Store, StoreError, StoreResult, StoredResponse,
+};
 
 pub(super) const STAFF: &str = "staff";
 
@@ -122,7 +130,17 @@ impl Published {
 }
 
 pub(super) async fn published(store: &dyn Store) -> Published {
-    let shop = new_shop(store).await;
+    published_in(store, "Asia/Tokyo").await
+}
+
+/// [`published`], in a shop keeping the clock of `timezone`.
+pub(super) async fn published_in(store: &dyn Store, timezone: &str) -> Published {
+    let shop = ok(store
+        .create_shop(Shop {
+            timezone: timezone.to_owned(),
+            ..shop_named("Sakura Diner", ordergate_domain::now())
+        })
+        .await);
     let published = Published {
         shop_id: shop.shop_id,
         curry: Uuid::new_v4(),
@@ -209,4 +227,321 @@ pub(super) async fn pin_session(store: &dyn Store) -> Session {
     ok(store
         .open_session(session_at(shop.shop_id, "T1", PIN, instant()))
         .await)
+}
+
+// ---------------------------------------------------------------------------
+// The order path.
+
+/// The default rules of the contract: 5 PIN failures lock for 300 s, a
+/// 30 s duplicate window, a 2 s client cooldown, and a table that is free.
+pub(super) fn order_rules() -> OrderRules {
+    OrderRules {
+        pin_policy: policy(5, secs(300)),
+        duplicate_window: secs(30),
+        cooldown: secs(2),
+        busy_deadline: std::time::Instant::now() + std::time::Duration::from_secs(5),
+    }
+}
+
+/// The contract's rules with the duplicate-payload and cooldown rules off,
+/// for checks that place several orders from one client in quick succession.
+pub(super) fn lenient_rules() -> OrderRules {
+    OrderRules {
+        duplicate_window: Duration::zero(),
+        cooldown: Duration::zero(),
+        ..order_rules()
+    }
+}
+
+/// A deadline that has already passed: the order gave up waiting for its table.
+pub(super) fn past_deadline() -> std::time::Instant {
+    std::time::Instant::now()
+        .checked_sub(std::time::Duration::from_secs(1))
+        .expect("an instant one second ago")
+}
+
+pub(super) const CLIENT: &str = "phone-1";
+pub(super) const OTHER_CLIENT: &str = "phone-2";
+
+pub(super) fn client_id(id: &str) -> ClientId {
+    ClientId::parse(Some(id)).expect("a valid client id")
+}
+
+/// A guest at the table who knows its PIN.
+pub(super) fn guest(client: &str) -> Caller {
+    guest_with_pin(client, Some(PIN))
+}
+
+pub(super) fn guest_with_pin(client: &str, pin: Option<&str>) -> Caller {
+    Caller::Guest {
+        pin: pin.map(str::to_owned),
+        client_id: client_id(client),
+    }
+}
+
+pub(super) fn line(menu_item_id: Uuid, quantity: i64, toppings: &[Uuid]) -> LineRequest {
+    LineRequest {
+        menu_item_id,
+        quantity,
+        topping_ids: toppings.to_vec(),
+    }
+}
+
+pub(super) fn order_of(lines: Vec<LineRequest>, note: &str, allow_repeat: bool) -> ValidOrder {
+    OrderRequest {
+        items: lines,
+        note: Some(note.to_owned()),
+        allow_repeat,
+    }
+    .validate()
+    .expect("a valid order request")
+}
+
+/// `quantity` × `item`, nothing else.
+pub(super) fn simple_order(item: Uuid, quantity: i64) -> ValidOrder {
+    order_of(vec![line(item, quantity, &[])], "", false)
+}
+
+pub(super) fn guest_scope(session_id: Uuid) -> String {
+    format!("session:{session_id}")
+}
+
+/// When the claims of the order checks expire: a day after [`instant`].
+pub(super) fn claim_expiry() -> Timestamp {
+    instant() + Duration::days(1)
+}
+
+/// A fresh key for `order`, scoped to the guest's session.
+pub(super) fn guest_claim(session_id: Uuid, order: &ValidOrder) -> Claim {
+    Claim {
+        scope: guest_scope(session_id),
+        key: Uuid::new_v4().to_string(),
+        fingerprint: order.fingerprint.clone(),
+        expires_at: claim_expiry(),
+    }
+}
+
+/// A guest order POST with a fresh key, under the contract's default rules.
+pub(super) fn guest_order(
+    session_id: Uuid,
+    client: &str,
+    order: ValidOrder,
+    now: Timestamp,
+) -> PlaceOrder {
+    PlaceOrder {
+        order_id: Uuid::now_v7(),
+        session_id,
+        caller: guest(client),
+        claim: Some(guest_claim(session_id, &order)),
+        order,
+        rules: order_rules(),
+        request_id: format!("req-{}", Uuid::new_v4()),
+        now,
+    }
+}
+
+/// The same request sent again: same claim and body, a new order id and
+/// request id as a retry would have, at `now`.
+pub(super) fn retry(cmd: &PlaceOrder, now: Timestamp) -> PlaceOrder {
+    PlaceOrder {
+        order_id: Uuid::now_v7(),
+        request_id: format!("req-{}", Uuid::new_v4()),
+        rules: OrderRules {
+            busy_deadline: order_rules().busy_deadline,
+            ..cmd.rules
+        },
+        now,
+        ..cmd.clone()
+    }
+}
+
+/// A staff order without an idempotency key.
+pub(super) fn staff_order(session_id: Uuid, order: ValidOrder, now: Timestamp) -> PlaceOrder {
+    PlaceOrder {
+        order_id: Uuid::now_v7(),
+        session_id,
+        caller: Caller::Staff,
+        claim: None,
+        order,
+        rules: order_rules(),
+        request_id: format!("req-{}", Uuid::new_v4()),
+        now,
+    }
+}
+
+/// A published shop ([`published`]) with table `T4` open since [`instant`].
+pub(super) struct Table {
+    pub(super) menu: Published,
+    pub(super) session: Session,
+}
+
+pub(super) async fn open_table(store: &dyn Store, shop_id: Uuid, label: &str) -> Session {
+    ok(store
+        .open_session(session_at(shop_id, label, PIN, instant()))
+        .await)
+}
+
+pub(super) async fn table(store: &dyn Store) -> Table {
+    let menu = published(store).await;
+    let session = open_table(store, menu.shop_id, "T4").await;
+    Table { menu, session }
+}
+
+/// A priced line as the catalog of [`published`] prices it.
+pub(super) fn priced(
+    menu_item_id: Uuid,
+    name: &str,
+    price: i64,
+    quantity: i64,
+    toppings: &[(Uuid, &str, i64)],
+) -> OrderLine {
+    let toppings: Vec<LineTopping> = toppings
+        .iter()
+        .map(|&(topping_id, name, price)| LineTopping {
+            topping_id,
+            name: name.to_owned(),
+            price,
+        })
+        .collect();
+    let unit_price = price + toppings.iter().map(|t| t.price).sum::<i64>();
+    OrderLine {
+        menu_item_id,
+        name: name.to_owned(),
+        unit_price,
+        quantity,
+        toppings,
+        line_total: unit_price * quantity,
+    }
+}
+
+/// The order a placement is expected to have stored.
+pub(super) fn placed_order(
+    cmd: &PlaceOrder,
+    session: &Session,
+    ticket_number: i64,
+    items: Vec<OrderLine>,
+) -> Order {
+    let (source, client_id) = match &cmd.caller {
+        Caller::Guest { client_id, .. } => {
+            (OrderSource::Guest, Some(client_id.as_str().to_owned()))
+        }
+        Caller::Staff => (OrderSource::Staff, None),
+    };
+    Order {
+        order_id: cmd.order_id,
+        shop_id: session.shop_id,
+        session_id: session.session_id,
+        table_label: session.table_label.clone(),
+        ticket_number,
+        status: OrderStatus::Placed,
+        source,
+        client_id,
+        total: items.iter().map(|l| l.line_total).sum(),
+        items,
+        note: cmd.order.note.clone(),
+        created_at: cmd.now,
+        version: 1,
+    }
+}
+
+#[track_caller]
+pub(super) fn placed(result: StoreResult<Placed>) -> Placed {
+    let placed = ok(result);
+    assert!(!placed.replayed, "expected a fresh placement, got a replay");
+    placed
+}
+
+#[track_caller]
+pub(super) fn replayed(result: StoreResult<Placed>) -> Placed {
+    let placed = ok(result);
+    assert!(placed.replayed, "expected a replay, got a fresh placement");
+    placed
+}
+
+/// Asserts the response of an order POST: 201, its `Location`, and a body
+/// that is the order plus `"idempotentReplay"`.
+#[track_caller]
+pub(super) fn assert_receipt(response: &StoredResponse, order: &Order, replay: bool) {
+    assert_eq!(response.status, 201, "status of {response:?}");
+    assert_eq!(
+        response.location.as_deref(),
+        Some(format!("/api/v1/orders/{}", order.order_id).as_str())
+    );
+    let body: serde_json::Value = serde_json::from_str(&response.body).expect("a JSON body");
+    let receipt = OrderReceipt {
+        order,
+        idempotent_replay: replay,
+    };
+    let expected = serde_json::to_value(receipt).expect("serialisable");
+    assert_eq!(body, expected, "body {}", response.body);
+}
+
+/// The order, as the kitchen, the guest and the bill see it, is in the store.
+pub(super) async fn assert_stored(store: &dyn Store, order: &Order) {
+    assert_eq!(
+        ok(store.get_order(order.order_id).await).as_ref(),
+        Some(order)
+    );
+}
+
+pub(super) fn order_ids(orders: &[Order]) -> Vec<Uuid> {
+    orders.iter().map(|o| o.order_id).collect()
+}
+
+pub(super) async fn session_order_ids(store: &dyn Store, session_id: Uuid) -> Vec<Uuid> {
+    order_ids(&ok(store.session_orders(session_id, limit(500)).await))
+}
+
+pub(super) async fn stock_of(store: &dyn Store, shop_id: Uuid, item_id: Uuid) -> Option<i64> {
+    inventory_of(store, shop_id, item_id).await.level.stock
+}
+
+pub(super) async fn audit_rows(store: &dyn Store, shop_id: Uuid) -> Vec<AuditEntry> {
+    ok(store.audit_log(shop_id, limit(500)).await)
+}
+
+/// The audit row of a refused order POST.
+pub(super) fn refusal_row(cmd: &PlaceOrder, code: &str, status: u16) -> AuditEntry {
+    AuditEntry {
+        at: cmd.now,
+        session_id: cmd.session_id,
+        request_id: cmd.request_id.clone(),
+        client_id: caller_client(cmd),
+        status,
+        code: code.to_owned(),
+        idempotent_replay: false,
+        order_id: None,
+    }
+}
+
+/// The audit row of an order POST that placed (or replayed) `order_id`.
+pub(super) fn success_row(cmd: &PlaceOrder, order_id: Uuid, replay: bool) -> AuditEntry {
+    AuditEntry {
+        at: cmd.now,
+        session_id: cmd.session_id,
+        request_id: cmd.request_id.clone(),
+        client_id: caller_client(cmd),
+        status: 201,
+        code: if replay { "REPLAYED" } else { "ACCEPTED" }.to_owned(),
+        idempotent_replay: replay,
+        order_id: Some(order_id),
+    }
+}
+
+fn caller_client(cmd: &PlaceOrder) -> Option<String> {
+    match &cmd.caller {
+        Caller::Guest { client_id, .. } => Some(client_id.as_str().to_owned()),
+        Caller::Staff => None,
+    }
+}
+
+/// A staff claim expiring a day from the wall clock: `idempotent` takes no
+/// `now`, so a backend judges staff claims by its own clock.
+pub(super) fn staff_claim(path: &str, fingerprint: &str) -> Claim {
+    Claim {
+        scope: format!("staff POST {path}"),
+        key: Uuid::new_v4().to_string(),
+        fingerprint: fingerprint.to_owned(),
+        expires_at: ordergate_domain::now() + Duration::days(1),
+    }
 }

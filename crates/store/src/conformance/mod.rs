@@ -29,22 +29,32 @@
 //! Every check asserts exact values, and every check can fail: each one
 //! names the rule it guards.
 
+mod admission;
+mod audit;
 mod catalog;
 mod concurrency;
 mod helpers;
+mod idempotency;
 mod inventory;
+mod orders;
 mod pins;
 mod sessions;
 mod shops;
+mod stock;
 
 use std::sync::Arc;
 
+pub use admission::*;
+pub use audit::*;
 pub use catalog::*;
 pub use concurrency::*;
+pub use idempotency::*;
 pub use inventory::*;
+pub use orders::*;
 pub use pins::*;
 pub use sessions::*;
 pub use shops::*;
+pub use stock::*;
 
 use crate::Store;
 
@@ -117,11 +127,47 @@ macro_rules! conformance_tests {
                 pin_lock_lapses_after_its_until_and_the_count_restarts,
                 pin_missing_pin_is_invalid_but_not_counted,
                 pin_success_resets_the_failure_count,
+                order_placed_is_priced_from_the_catalog_and_numbered_from_one,
+                order_tickets_restart_at_midnight_in_the_shop_timezone,
+                order_history_is_newest_first_and_the_bill_oldest_first,
+                order_replay_returns_the_first_response_and_places_nothing,
+                order_key_reused_for_another_request_is_refused,
+                order_same_key_in_another_scope_is_another_order,
+                order_key_past_its_expiry_is_a_new_key,
+                staff_orders_skip_the_guest_rules,
+                order_for_an_unknown_session_is_not_found_and_not_audited,
+                order_with_a_wrong_pin_is_refused_and_counted,
+                order_while_the_pin_is_locked_is_pin_locked,
+                order_to_a_closed_session_is_refused_but_earlier_keys_replay,
+                order_duplicate_payload_from_one_client_is_refused_with_the_original,
+                order_cooldown_holds_one_client_until_it_lapses,
+                order_past_its_busy_deadline_is_session_busy_but_replays_replay,
+                order_before_a_catalog_is_published_is_catalog_not_ready,
+                order_for_an_unknown_menu_item_names_its_line,
+                order_for_a_retired_item_is_item_unavailable,
+                order_with_a_topping_not_offered_is_invalid_topping,
+                order_takes_stock_per_unit_of_items_and_toppings,
+                staff_order_stock_is_logged_under_staff,
+                order_short_of_stock_names_every_shortage_and_changes_nothing,
+                order_of_an_86ed_item_is_out_of_stock_even_when_untracked,
+                audit_records_one_row_for_every_order_outcome,
+                audit_log_is_newest_first_within_the_limit_and_per_shop,
+                record_audit_files_rows_of_known_sessions_only,
+                idempotent_create_shop_runs_once_and_replays_its_response,
+                idempotent_open_session_runs_once_and_replays_its_response,
+                idempotent_restock_adds_once,
+                idempotent_checkout_replays_the_first_bill,
+                idempotent_key_reused_for_another_request_is_refused,
+                idempotent_refused_writes_store_nothing,
+                purge_expired_forgets_only_expired_records,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,
                 concurrent_wrong_pins_lock_after_exactly_max_failures,
                 concurrent_restocks_are_all_counted,
+                concurrent_requests_with_one_key_place_one_order,
+                concurrent_orders_for_scarce_stock_never_oversell,
+                concurrent_duplicates_from_one_client_place_one_order,
             ];
         }
     };
@@ -173,13 +219,18 @@ mod tests {
             include_str!("sessions.rs"),
             include_str!("pins.rs"),
             include_str!("concurrency.rs"),
+            include_str!("orders.rs"),
+            include_str!("admission.rs"),
+            include_str!("stock.rs"),
+            include_str!("audit.rs"),
+            include_str!("idempotency.rs"),
         ]
         .iter()
         .flat_map(|source| source.lines())
         .filter_map(|line| line.strip_prefix("pub async fn "))
         .map(|rest| rest.split('(').next().unwrap_or_default())
         .collect();
-        assert!(checks.len() > 30, "found only {checks:?}");
+        assert!(checks.len() > 70, "found only {checks:?}");
         for check in checks {
             assert!(
                 macro_body.contains(&format!("                {check},\n")),
