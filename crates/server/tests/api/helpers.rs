@@ -73,6 +73,105 @@ impl Reply {
         assert_eq!(self.status, status, "unexpected reply: {}", self.text);
         &self.body
     }
+
+    /// Whether the reply says it replays an earlier answer.
+    pub fn replayed(&self) -> bool {
+        self.header("idempotent-replayed") == Some("true")
+    }
+
+    /// Asserts a 201 order receipt, first sent (`replayed: false`) or
+    /// replayed, in body and header alike; returns the order without its
+    /// `idempotentReplay` flag.
+    #[track_caller]
+    pub fn assert_order(&self, replayed: bool) -> Value {
+        let body = self.assert_status(201);
+        assert_eq!(body["idempotentReplay"], replayed, "{}", self.text);
+        let header = self.header("idempotent-replayed");
+        assert_eq!(header, replayed.then_some("true"), "{}", self.text);
+        let id = body["orderId"].as_str().expect("orderId");
+        assert_eq!(
+            self.header("location"),
+            Some(format!("/api/v1/orders/{id}").as_str())
+        );
+        without_replay_flag(body)
+    }
+
+    /// The `orderId` of a reply.
+    #[track_caller]
+    pub fn order_id(&self) -> String {
+        self.body["orderId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no orderId in {}", self.text))
+            .to_owned()
+    }
+}
+
+/// An order receipt without its `idempotentReplay` flag: the order itself.
+#[track_caller]
+pub fn without_replay_flag(receipt: &Value) -> Value {
+    let mut order = receipt.clone();
+    order
+        .as_object_mut()
+        .expect("an object")
+        .remove("idempotentReplay");
+    order
+}
+
+/// A fresh `Idempotency-Key`.
+pub fn key() -> String {
+    Uuid::new_v4().to_string()
+}
+
+/// A PIN that is not `pin`.
+pub fn wrong_pin(pin: &str) -> &'static str {
+    if pin == "000000" { "000001" } else { "000000" }
+}
+
+/// An order body, built line by line.
+#[derive(Debug, Clone, Default)]
+pub struct OrderBody {
+    items: Vec<Value>,
+    note: Option<String>,
+    allow_repeat: Option<bool>,
+}
+
+impl OrderBody {
+    pub fn new() -> OrderBody {
+        OrderBody::default()
+    }
+
+    /// A line without toppings.
+    pub fn line(self, item: &str, quantity: i64) -> OrderBody {
+        self.topped(item, quantity, &[])
+    }
+
+    pub fn topped(mut self, item: &str, quantity: i64, toppings: &[&str]) -> OrderBody {
+        self.items.push(json!({
+            "menuItemId": item, "quantity": quantity, "toppingIds": toppings
+        }));
+        self
+    }
+
+    pub fn note(mut self, note: &str) -> OrderBody {
+        self.note = Some(note.to_owned());
+        self
+    }
+
+    pub fn allow_repeat(mut self) -> OrderBody {
+        self.allow_repeat = Some(true);
+        self
+    }
+
+    pub fn json(&self) -> Value {
+        let mut body = json!({ "items": self.items });
+        if let Some(note) = &self.note {
+            body["note"] = json!(note);
+        }
+        if let Some(allow_repeat) = self.allow_repeat {
+            body["allowRepeat"] = json!(allow_repeat);
+        }
+        body
+    }
 }
 
 impl TestApp {
@@ -246,6 +345,117 @@ impl TestApp {
     pub async fn checkout(&self, session: &str) -> Reply {
         let path = format!("/api/v1/sessions/{session}/checkout");
         Self::send(self.staff(Method::POST, &path)).await
+    }
+
+    // --- orders ---
+
+    /// A guest order POST with whichever of its headers are given.
+    pub fn order_request(
+        &self,
+        session: &str,
+        pin: Option<&str>,
+        client: Option<&str>,
+        key: Option<&str>,
+    ) -> RequestBuilder {
+        let path = format!("/api/v1/sessions/{session}/orders");
+        let mut request = self.request(Method::POST, &path);
+        if let Some(pin) = pin {
+            request = request.header("X-Session-PIN", pin);
+        }
+        if let Some(client) = client {
+            request = request.header("X-Client-Id", client);
+        }
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        request
+    }
+
+    /// A guest order with every header.
+    pub async fn place_order(
+        &self,
+        session: &str,
+        pin: &str,
+        client: &str,
+        key: &str,
+        body: &Value,
+    ) -> Reply {
+        Self::send(
+            self.order_request(session, Some(pin), Some(client), Some(key))
+                .json(body),
+        )
+        .await
+    }
+
+    pub async fn staff_order(&self, session: &str, key: Option<&str>, body: &Value) -> Reply {
+        let path = format!("/api/v1/sessions/{session}/staff-orders");
+        self.staff_post(&path, key, Some(body)).await
+    }
+
+    /// A staff POST, with an `Idempotency-Key` when given one.
+    pub async fn staff_post(&self, path: &str, key: Option<&str>, body: Option<&Value>) -> Reply {
+        let mut request = self.staff(Method::POST, path);
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        Self::send(request).await
+    }
+
+    /// The session's order history, read by staff.
+    pub async fn session_orders(&self, session: &str, query: &str) -> Reply {
+        let path = format!("/api/v1/sessions/{session}/orders{query}");
+        Self::send(self.staff(Method::GET, &path)).await
+    }
+
+    /// The session's order history, read by a guest with `pin`.
+    pub async fn guest_orders(&self, session: &str, pin: &str, query: &str) -> Reply {
+        let path = format!("/api/v1/sessions/{session}/orders{query}");
+        Self::send(self.guest(Method::GET, &path, pin)).await
+    }
+
+    pub async fn get_order(&self, order: &str) -> Reply {
+        Self::send(self.staff(Method::GET, &format!("/api/v1/orders/{order}"))).await
+    }
+
+    pub async fn audit(&self, shop: &str, query: &str) -> Reply {
+        let path = format!("/api/v1/shops/{shop}/audit{query}");
+        Self::send(self.staff(Method::GET, &path)).await
+    }
+
+    /// The order history's entries, newest first (staff, up to 500).
+    pub async fn orders_of(&self, session: &str) -> Vec<Value> {
+        let reply = self.session_orders(session, "?limit=500").await;
+        reply.assert_status(200)["orders"]
+            .as_array()
+            .expect("orders")
+            .clone()
+    }
+
+    /// The inventory entry of one item.
+    pub async fn stock_entry(&self, shop: &str, item: &str) -> Value {
+        let reply = self.inventory(shop).await;
+        find(&reply.assert_status(200)["entries"], "itemId", item).clone()
+    }
+
+    /// The whole inventory log, newest first.
+    pub async fn stock_log(&self, shop: &str) -> Vec<Value> {
+        let reply = self.inventory_log(shop, "?limit=500").await;
+        reply.assert_status(200)["entries"]
+            .as_array()
+            .expect("entries")
+            .clone()
+    }
+
+    /// The whole audit trail, newest first.
+    pub async fn audit_entries(&self, shop: &str) -> Vec<Value> {
+        let reply = self.audit(shop, "?limit=500").await;
+        reply.assert_status(200)["entries"]
+            .as_array()
+            .expect("entries")
+            .clone()
     }
 
     // --- fixtures ---

@@ -57,6 +57,11 @@ async fn openapi_document_is_3_1_and_lists_every_endpoint() {
         ("/api/v1/shops/{shopId}/sessions", "get"),
         ("/api/v1/sessions/{sessionId}", "get"),
         ("/api/v1/sessions/{sessionId}/checkout", "post"),
+        ("/api/v1/sessions/{sessionId}/orders", "post"),
+        ("/api/v1/sessions/{sessionId}/orders", "get"),
+        ("/api/v1/sessions/{sessionId}/staff-orders", "post"),
+        ("/api/v1/orders/{orderId}", "get"),
+        ("/api/v1/shops/{shopId}/audit", "get"),
     ];
     for (path, method) in expected {
         assert!(
