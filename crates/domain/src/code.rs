@@ -18,6 +18,8 @@ pub enum ErrorCode {
     DuplicatePayload,
     SessionBusy,
     OutOfStock,
+    VersionConflict,
+    InvalidTransition,
     SessionClosed,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -34,7 +36,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 29] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -49,6 +51,8 @@ impl ErrorCode {
         ErrorCode::DuplicatePayload,
         ErrorCode::SessionBusy,
         ErrorCode::OutOfStock,
+        ErrorCode::VersionConflict,
+        ErrorCode::InvalidTransition,
         ErrorCode::SessionClosed,
         ErrorCode::PayloadTooLarge,
         ErrorCode::UnsupportedMediaType,
@@ -80,6 +84,8 @@ impl ErrorCode {
             ErrorCode::DuplicatePayload => "DUPLICATE_PAYLOAD",
             ErrorCode::SessionBusy => "SESSION_BUSY",
             ErrorCode::OutOfStock => "OUT_OF_STOCK",
+            ErrorCode::VersionConflict => "VERSION_CONFLICT",
+            ErrorCode::InvalidTransition => "INVALID_TRANSITION",
             ErrorCode::SessionClosed => "SESSION_CLOSED",
             ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
@@ -110,7 +116,9 @@ impl ErrorCode {
             | ErrorCode::RequestInProgress
             | ErrorCode::DuplicatePayload
             | ErrorCode::SessionBusy
-            | ErrorCode::OutOfStock => 409,
+            | ErrorCode::OutOfStock
+            | ErrorCode::VersionConflict
+            | ErrorCode::InvalidTransition => 409,
             ErrorCode::SessionClosed => 410,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
@@ -141,6 +149,8 @@ impl ErrorCode {
             ErrorCode::DuplicatePayload => "This order was already placed",
             ErrorCode::SessionBusy => "The table is busy",
             ErrorCode::OutOfStock => "Out of stock",
+            ErrorCode::VersionConflict => "The order changed since you last read it",
+            ErrorCode::InvalidTransition => "That status change is not allowed",
             ErrorCode::SessionClosed => "The table session is closed",
             ErrorCode::PayloadTooLarge => "Request body too large",
             ErrorCode::UnsupportedMediaType => "Unsupported media type",
@@ -193,6 +203,8 @@ mod tests {
                 ("DUPLICATE_PAYLOAD", 409),
                 ("SESSION_BUSY", 409),
                 ("OUT_OF_STOCK", 409),
+                ("VERSION_CONFLICT", 409),
+                ("INVALID_TRANSITION", 409),
                 ("SESSION_CLOSED", 410),
                 ("PAYLOAD_TOO_LARGE", 413),
                 ("UNSUPPORTED_MEDIA_TYPE", 415),

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod catalog;
 pub mod code;
+pub mod events;
 pub mod idempotency;
 pub mod inventory;
 pub mod menu;

@@ -102,6 +102,18 @@ impl Menu {
     }
 }
 
+/// The next moment the menu changes by itself: the earliest 86 still to
+/// lapse. Until then a menu built now stays true.
+pub fn next_lapse<'a>(
+    levels: impl IntoIterator<Item = &'a StockLevel>,
+    now: Timestamp,
+) -> Option<Timestamp> {
+    levels
+        .into_iter()
+        .filter_map(|level| level.active_sold_out_until(now))
+        .min()
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::Duration;
@@ -165,5 +177,13 @@ mod tests {
         assert!(menu.items[1].toppings[0].sold_out, "86 in force");
         let later = Menu::build(&shop, &catalog, &levels, now + Duration::seconds(5));
         assert!(!later.items[1].toppings[0].sold_out, "86 lapsed");
+        assert_eq!(
+            next_lapse(levels.values(), now),
+            Some(now + Duration::seconds(5))
+        );
+        assert_eq!(
+            next_lapse(levels.values(), now + Duration::seconds(5)),
+            None
+        );
     }
 }

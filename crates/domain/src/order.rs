@@ -48,6 +48,53 @@ impl OrderStatus {
     pub fn parse(s: &str) -> Option<OrderStatus> {
         Self::ALL.into_iter().find(|status| status.as_str() == s)
     }
+
+    /// Place along the kitchen's path; `cancelled` is off the path.
+    fn step(self) -> Option<u8> {
+        match self {
+            OrderStatus::Placed => Some(0),
+            OrderStatus::Accepted => Some(1),
+            OrderStatus::Preparing => Some(2),
+            OrderStatus::Ready => Some(3),
+            OrderStatus::Served => Some(4),
+            OrderStatus::Cancelled => None,
+        }
+    }
+
+    /// What moving an order from `self` to `to` means: forward only (steps
+    /// may be skipped), cancellation only before the food is ready, nothing
+    /// out of `served` or `cancelled`, and the current status again is no
+    /// change at all.
+    pub fn transition(self, to: OrderStatus) -> Option<Transition> {
+        if self == to {
+            return Some(Transition::Unchanged);
+        }
+        match (self.step(), to.step()) {
+            (Some(from), None) if from <= 2 => Some(Transition::Cancel),
+            (Some(from), Some(to)) if to > from => Some(Transition::Advance),
+            _ => None,
+        }
+    }
+}
+
+/// An allowed status change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// Already there: answer as is, change nothing.
+    Unchanged,
+    /// Forward along the kitchen's path.
+    Advance,
+    /// Cancelled: the order's stock goes back, once.
+    Cancel,
+}
+
+/// Body of `POST /orders/{orderId}/status`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatusChange {
+    pub status: OrderStatus,
+    /// The version the caller last saw; a newer one → 409 `VERSION_CONFLICT`.
+    pub expected_version: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -488,6 +535,38 @@ mod tests {
                 menu_item_id: stranger
             })
         );
+    }
+
+    #[test]
+    fn statuses_move_forward_and_cancel_only_before_ready() {
+        use OrderStatus::*;
+        let allowed = |from: OrderStatus, to| from.transition(to);
+        assert_eq!(allowed(Placed, Accepted), Some(Transition::Advance));
+        assert_eq!(
+            allowed(Placed, Served),
+            Some(Transition::Advance),
+            "steps may be skipped"
+        );
+        assert_eq!(allowed(Ready, Ready), Some(Transition::Unchanged));
+        assert_eq!(allowed(Cancelled, Cancelled), Some(Transition::Unchanged));
+        for from in [Placed, Accepted, Preparing] {
+            assert_eq!(
+                allowed(from, Cancelled),
+                Some(Transition::Cancel),
+                "{from:?}"
+            );
+        }
+        for (from, to) in [
+            (Accepted, Placed),
+            (Ready, Preparing),
+            (Ready, Cancelled),
+            (Served, Cancelled),
+            (Served, Placed),
+            (Cancelled, Placed),
+            (Cancelled, Served),
+        ] {
+            assert_eq!(allowed(from, to), None, "{from:?} → {to:?}");
+        }
     }
 
     #[test]

@@ -9,6 +9,8 @@ pub struct Limit(u32);
 impl Limit {
     pub const MAX: u32 = 500;
     pub const DEFAULT: Limit = Limit(100);
+    /// The largest page.
+    pub const MAX_PAGE: Limit = Limit(Self::MAX);
     /// Order history pages are shorter: a phone polls them to reconcile.
     pub const ORDER_HISTORY: Limit = Limit(20);
 

@@ -40,6 +40,13 @@ pub enum Rejection {
     UnknownMenuItem { line: usize, menu_item_id: Uuid },
     #[error("line {line}: menu item {menu_item_id} is no longer on the menu")]
     ItemUnavailable { line: usize, menu_item_id: Uuid },
+    #[error("the order is at version {current}, not the expected one")]
+    VersionConflict { current: i64 },
+    #[error("an order cannot go from {from} to {to}")]
+    InvalidTransition {
+        from: &'static str,
+        to: &'static str,
+    },
     #[error("line {line}: {reason}")]
     InvalidTopping {
         line: usize,
@@ -75,6 +82,8 @@ impl Rejection {
             Rejection::UnknownMenuItem { .. } => ErrorCode::UnknownMenuItem,
             Rejection::ItemUnavailable { .. } => ErrorCode::ItemUnavailable,
             Rejection::InvalidTopping { .. } => ErrorCode::InvalidTopping,
+            Rejection::VersionConflict { .. } => ErrorCode::VersionConflict,
+            Rejection::InvalidTransition { .. } => ErrorCode::InvalidTransition,
         }
     }
 }

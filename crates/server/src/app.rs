@@ -9,7 +9,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, Request};
 use ordergate_domain::session::PinPolicy;
-use ordergate_store::Store;
+use ordergate_store::{Change, ChangeListener, Store};
 use ordergate_store_sqlite::SqliteStore;
 use tokio::net::TcpListener;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -19,7 +19,9 @@ use crate::auth::StaffToken;
 use crate::config::Settings;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::MAX_BODY_BYTES;
+use crate::hub::Hub;
 use crate::idempotency::InFlight;
+use crate::menu_cache::MenuCache;
 use crate::metrics::Metrics;
 use crate::{openapi, routes};
 
@@ -35,6 +37,8 @@ struct Inner {
     public_url: String,
     settings: Settings,
     in_flight: Arc<InFlight>,
+    menu_cache: Arc<MenuCache>,
+    hub: Arc<Hub>,
     metrics: Metrics,
     openapi_json: String,
 }
@@ -64,6 +68,14 @@ impl AppState {
         &self.0.in_flight
     }
 
+    pub fn menu_cache(&self) -> &MenuCache {
+        &self.0.menu_cache
+    }
+
+    pub fn hub(&self) -> &Hub {
+        &self.0.hub
+    }
+
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
     }
@@ -89,12 +101,17 @@ pub fn open_store(url: &str) -> anyhow::Result<Arc<dyn Store>> {
 /// The complete HTTP application for a server reachable at `bound`.
 pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> Router {
     let (api, document) = routes::api().split_for_parts();
+    let menu_cache = Arc::new(MenuCache::default());
+    let hub = Arc::new(Hub::new(Arc::clone(&store)));
+    store.set_change_listener(listener(&menu_cache, &hub));
     let state = AppState(Arc::new(Inner {
         store,
         staff_token: StaffToken::new(settings.staff_token.as_deref()),
         public_url: settings.public_url(bound),
         settings: settings.clone(),
         in_flight: Arc::default(),
+        menu_cache,
+        hub,
         metrics: Metrics::default(),
         openapi_json: openapi::render(document),
     }));
@@ -118,6 +135,25 @@ pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> R
         .on_failure(()))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state)
+}
+
+/// Tells the menu cache and the live streams about committed changes. Holds
+/// them weakly: the store outlives neither, and must not keep them alive.
+fn listener(menu_cache: &Arc<MenuCache>, hub: &Arc<Hub>) -> ChangeListener {
+    let menu_cache = Arc::downgrade(menu_cache);
+    let hub = Arc::downgrade(hub);
+    Arc::new(move |change| match change {
+        Change::Events(shop_id) => {
+            if let Some(hub) = hub.upgrade() {
+                hub.announce(shop_id);
+            }
+        }
+        Change::Stock(shop_id) | Change::Catalog(shop_id) => {
+            if let Some(menu_cache) = menu_cache.upgrade() {
+                menu_cache.changed(shop_id);
+            }
+        }
+    })
 }
 
 /// Serves on `listener` until `shutdown` resolves, then lets in-flight

@@ -25,7 +25,7 @@ impl StaffToken {
         StaffToken(token.map(digest))
     }
 
-    fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         let Some(expected) = &self.0 else {
             return Err(ApiError::new(
                 ErrorCode::Unauthorized,

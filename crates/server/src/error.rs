@@ -144,6 +144,17 @@ impl From<Rejection> for ApiError {
                     .with("field", format!("items[{line}].menuItemId"))
                     .with("menuItemId", menu_item_id)
             }
+            Rejection::VersionConflict { current } => ApiError::new(
+                code,
+                format!("the order is now at version {current}; read it again before changing it"),
+            )
+            .with("currentVersion", current),
+            Rejection::InvalidTransition { from, to } => ApiError::new(
+                code,
+                format!("an order that is {from} cannot become {to}"),
+            )
+            .with("from", from)
+            .with("to", to),
             Rejection::InvalidTopping {
                 line,
                 topping_id,

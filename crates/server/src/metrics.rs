@@ -9,8 +9,10 @@ use axum::response::Response;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use uuid::Uuid;
 
 use crate::app::AppState;
 
@@ -26,12 +28,29 @@ struct RouteLabels {
     route: String,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ShopLabels {
+    shop_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RejectionLabels {
+    shop_id: String,
+    code: String,
+}
+
 type DurationFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     durations: DurationFamily,
+    orders_placed: Family<ShopLabels, Counter>,
+    order_replays: Family<ShopLabels, Counter>,
+    order_rejections: Family<RejectionLabels, Counter>,
+    out_of_stock: Family<ShopLabels, Counter>,
+    sse_subscribers: Family<ShopLabels, Gauge>,
+    menu_cache_misses: Family<ShopLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -51,11 +70,56 @@ impl Default for Metrics {
             "Time to answer HTTP requests, by route",
             durations.clone(),
         );
+        let shop_counter = |registry: &mut Registry, name: &str, help: &str| {
+            let family = Family::<ShopLabels, Counter>::default();
+            registry.register(name, help, family.clone());
+            family
+        };
+        let orders_placed = shop_counter(&mut registry, "orders_placed", "Orders placed");
+        let order_replays = shop_counter(
+            &mut registry,
+            "order_replays",
+            "Order POSTs answered by replaying a stored response",
+        );
+        let out_of_stock = shop_counter(
+            &mut registry,
+            "out_of_stock",
+            "Orders refused because stock ran short",
+        );
+        let menu_cache_misses = shop_counter(
+            &mut registry,
+            "menu_cache_misses",
+            "Menu requests that had to read the database",
+        );
+        let order_rejections = Family::<RejectionLabels, Counter>::default();
+        registry.register(
+            "order_rejections",
+            "Order POSTs refused, by error code",
+            order_rejections.clone(),
+        );
+        let sse_subscribers = Family::<ShopLabels, Gauge>::default();
+        registry.register(
+            "sse_subscribers",
+            "Live event streams connected",
+            sse_subscribers.clone(),
+        );
         Metrics {
             registry,
             requests,
             durations,
+            orders_placed,
+            order_replays,
+            order_rejections,
+            out_of_stock,
+            sse_subscribers,
+            menu_cache_misses,
         }
+    }
+}
+
+fn shop(shop_id: Uuid) -> ShopLabels {
+    ShopLabels {
+        shop_id: shop_id.to_string(),
     }
 }
 
@@ -66,6 +130,45 @@ impl Metrics {
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+
+    pub fn order_placed(&self, shop_id: Uuid, replayed: bool) {
+        let family = if replayed {
+            &self.order_replays
+        } else {
+            &self.orders_placed
+        };
+        family.get_or_create(&shop(shop_id)).inc();
+    }
+
+    pub fn order_rejected(&self, shop_id: Uuid, code: &str) {
+        let labels = RejectionLabels {
+            shop_id: shop_id.to_string(),
+            code: code.to_owned(),
+        };
+        self.order_rejections.get_or_create(&labels).inc();
+        if code == "OUT_OF_STOCK" {
+            self.out_of_stock.get_or_create(&shop(shop_id)).inc();
+        }
+    }
+
+    pub fn menu_cache_miss(&self, shop_id: Uuid) {
+        self.menu_cache_misses.get_or_create(&shop(shop_id)).inc();
+    }
+
+    /// Counts a connected stream until the returned guard is dropped.
+    pub fn sse_connected(&self, shop_id: Uuid) -> impl Drop + Send + use<> {
+        let gauge = self.sse_subscribers.get_or_create(&shop(shop_id)).clone();
+        gauge.inc();
+        SubscriberGuard(gauge)
+    }
+}
+
+struct SubscriberGuard(Gauge);
+
+impl Drop for SubscriberGuard {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

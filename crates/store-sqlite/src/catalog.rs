@@ -2,12 +2,13 @@ use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping};
+use ordergate_store::Change;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
 use crate::codec::{json, millis, name, uuid};
 use crate::error::SqliteError;
-use crate::shops;
+use crate::{events, shops};
 
 pub(crate) fn put(
     conn: &Connection,
@@ -83,6 +84,7 @@ pub(crate) fn put(
         [&shop],
         |row| row.get(0),
     )?;
+    events::note(Change::Catalog(shop_id));
     Ok(Catalog {
         shop_id,
         version,

@@ -1,4 +1,5 @@
 use ordergate_domain::catalog::ItemKind;
+use ordergate_domain::events::{STOCK_CHANGED, StockChanged};
 use ordergate_domain::inventory::{
     self, InventoryItem, LogEntry, Operation, StockChange, StockLevel,
 };
@@ -9,7 +10,8 @@ use uuid::Uuid;
 
 use crate::codec::{millis, name, opt_time, opt_uuid, time, uuid};
 use crate::error::SqliteError;
-use crate::shops;
+use crate::{events, shops};
+use ordergate_store::Change;
 
 /// Inventory rows of active (not retired) items and toppings, with names.
 const ACTIVE: &str = "
@@ -86,8 +88,8 @@ pub(crate) fn restock(
     store_level(conn, shop_id, item, next, Operation::Restock, actor, now)
 }
 
-/// Writes a new level, bumping the version, and logs the stock change if
-/// there is one. Writing an unchanged level is a no-op.
+/// Writes a new level, bumping the version; logs the stock change if there
+/// is one and announces it. Writing an unchanged level is a no-op.
 fn store_level(
     conn: &Connection,
     shop_id: Uuid,
@@ -100,18 +102,48 @@ fn store_level(
     if next == item.level {
         return Ok(item);
     }
-    write_level(conn, shop_id, item.item_id, &next, now)?;
-    if let Some(entry) =
-        LogEntry::for_change(&item.level, &next, item.item_id, operation, actor, now)
-    {
-        append_log(conn, shop_id, &entry)?;
-    }
+    change_level(
+        conn,
+        shop_id,
+        item.item_id,
+        &item.level,
+        &next,
+        operation,
+        actor,
+        None,
+        now,
+    )?;
     Ok(InventoryItem {
         level: next,
         version: item.version + 1,
         updated_at: now,
         ..item
     })
+}
+
+/// Every change of a stock level goes through here: the row, its op-log
+/// entry when the count moved, and its `stock.changed` event, together.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn change_level(
+    conn: &Connection,
+    shop_id: Uuid,
+    item_id: Uuid,
+    before: &StockLevel,
+    after: &StockLevel,
+    operation: Operation,
+    actor: &str,
+    order_id: Option<Uuid>,
+    now: Timestamp,
+) -> Result<(), SqliteError> {
+    write_level(conn, shop_id, item_id, after, now)?;
+    if let Some(mut entry) = LogEntry::for_change(before, after, item_id, operation, actor, now) {
+        entry.order_id = order_id;
+        append_log(conn, shop_id, &entry)?;
+    }
+    let changed = StockChanged::new(item_id, after, now);
+    events::append(conn, shop_id, STOCK_CHANGED, None, &changed, now)?;
+    events::note(Change::Stock(shop_id));
+    Ok(())
 }
 
 /// The stored level of an item or topping (active or retired).
@@ -136,8 +168,8 @@ pub(crate) fn level(
     Ok(level)
 }
 
-/// Stores a level, bumping the version. The caller logs the stock change.
-pub(crate) fn write_level(
+/// Stores a level, bumping the version.
+fn write_level(
     conn: &Connection,
     shop_id: Uuid,
     item_id: Uuid,

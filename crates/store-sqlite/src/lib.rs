@@ -22,15 +22,16 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{Catalog, CatalogInput};
+use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
-use ordergate_domain::order::Order;
+use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, Claim, MenuSource, PinOutcome, PlaceOrder, Placed, StaffWrite, Store, StoreError,
-    StoreResult,
+    Answer, ChangeListener, Claim, MenuSource, Ordered, PinOutcome, PlaceOrder, StaffWrite, Store,
+    StoreError, StoreResult,
 };
 use rusqlite::{Connection, Transaction};
 use rusqlite_migration::{M, Migrations};
@@ -291,6 +292,15 @@ impl Store for SqliteStore {
                     let bill = sessions::checkout(conn, session_id, now)?;
                     (sessions::shop_of(conn, session_id)?, render(&bill))
                 }
+                StaffWrite::SetOrderStatus {
+                    order_id,
+                    change,
+                    now,
+                    render,
+                } => {
+                    let order = orders::set_status(conn, order_id, &change, now)?;
+                    (order.shop_id, render(&order))
+                }
             };
             idempotency::complete(conn, &claim, Some(shop_id), &response, now)?;
             Ok(Answer::Fresh(response))
@@ -298,10 +308,46 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Placed> {
-        Ok(self
-            .write(move |conn| orders::place(conn, &order))
-            .await??)
+    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
+        self.write(move |conn| orders::place(conn, &order)).await
+    }
+
+    async fn set_order_status(
+        &self,
+        order_id: Uuid,
+        change: StatusChange,
+        now: Timestamp,
+    ) -> StoreResult<Order> {
+        self.write(move |conn| orders::set_status(conn, order_id, &change, now))
+            .await
+    }
+
+    async fn shop_orders(
+        &self,
+        shop_id: Uuid,
+        statuses: Vec<OrderStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Order>> {
+        self.read(move |tx| orders::of_shop(tx, shop_id, &statuses, limit))
+            .await
+    }
+
+    async fn events_after(
+        &self,
+        shop_id: Uuid,
+        after: i64,
+        limit: Limit,
+    ) -> StoreResult<Vec<Event>> {
+        self.read(move |tx| events::after(tx, shop_id, after, limit))
+            .await
+    }
+
+    async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64> {
+        self.read(move |tx| events::last_id(tx, shop_id)).await
+    }
+
+    fn set_change_listener(&self, listener: ChangeListener) {
+        self.writer.set_listener(listener);
     }
 
     async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {

@@ -8,15 +8,16 @@ use std::time::Instant;
 
 use ordergate_domain::audit::{ACCEPTED, AuditEntry, REPLAYED};
 use ordergate_domain::catalog::Topping;
-use ordergate_domain::inventory::{LogEntry, Operation, StockLevel};
+use ordergate_domain::events::{ORDER_PLACED, ORDER_UPDATED};
+use ordergate_domain::inventory::{Operation, StockLevel};
 use ordergate_domain::order::{
-    ItemLookup, Order, OrderReceipt, OrderSource, OrderStatus, Shortage, price_lines, stock_needed,
-    ticket_day,
+    ItemLookup, Order, OrderReceipt, OrderSource, OrderStatus, Shortage, StatusChange, Transition,
+    price_lines, stock_needed, ticket_day,
 };
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{Caller, PinOutcome, PlaceOrder, Placed, StoredResponse};
+use ordergate_store::{Caller, Ordered, PinOutcome, PlaceOrder, Placed, StoredResponse};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
@@ -75,14 +76,11 @@ pub(crate) fn of_session(
     Ok(orders)
 }
 
-/// Places an order or refuses it, and files the audit row either way.
-/// `Ok(Err(_))` is a refusal whose audit row (and PIN count) must commit.
-pub(crate) fn place(
-    conn: &Connection,
-    cmd: &PlaceOrder,
-) -> Result<Result<Placed, Rejection>, SqliteError> {
+/// Places an order or refuses it, and files the audit row either way: a
+/// refusal is an `Ok` outcome, so its audit row (and PIN count) commit.
+pub(crate) fn place(conn: &Connection, cmd: &PlaceOrder) -> Result<Ordered, SqliteError> {
     let Some(session) = sessions::find(conn, cmd.session_id)? else {
-        return Ok(Err(Rejection::NotFound("session")));
+        return Err(Rejection::NotFound("session").into());
     };
     let decided = decide(conn, cmd, &session)?;
     let client_id = match &cmd.caller {
@@ -109,7 +107,10 @@ pub(crate) fn place(
         ),
     };
     audit::append(conn, session.shop_id, &entry)?;
-    Ok(decided)
+    Ok(Ordered {
+        shop_id: session.shop_id,
+        outcome: decided,
+    })
 }
 
 /// Steps 1–8 of the contract, in its order. Nothing is written before the
@@ -266,13 +267,18 @@ fn commit(
             stock: before.stock.map(|s| s - quantity),
             ..before.clone()
         };
-        inventory::write_level(conn, shop.shop_id, item_id, &after, cmd.now)?;
-        if let Some(mut entry) =
-            LogEntry::for_change(before, &after, item_id, Operation::Order, &actor, cmd.now)
-        {
-            entry.order_id = Some(cmd.order_id);
-            inventory::append_log(conn, shop.shop_id, &entry)?;
-        }
+        let order_id = Some(cmd.order_id);
+        inventory::change_level(
+            conn,
+            shop.shop_id,
+            item_id,
+            before,
+            &after,
+            Operation::Order,
+            &actor,
+            order_id,
+            cmd.now,
+        )?;
     }
 
     let day = ticket_day(cmd.now, &shop.timezone);
@@ -320,13 +326,12 @@ fn commit(
         order.version,
         millis(order.created_at)
     ])?;
-    let order_json = serde_json::to_string(&order)?;
     events::append(
         conn,
         shop.shop_id,
-        "order.placed",
+        ORDER_PLACED,
         Some(session.session_id),
-        &order_json,
+        &order,
         cmd.now,
     )?;
     let response = StoredResponse {
@@ -396,4 +401,130 @@ fn stock_levels(
         }
     }
     Ok(levels)
+}
+
+/// Moves an order along its status machine (see [`OrderStatus::transition`]).
+pub(crate) fn set_status(
+    conn: &Connection,
+    order_id: Uuid,
+    change: &StatusChange,
+    now: Timestamp,
+) -> Result<Order, SqliteError> {
+    let order = find(conn, order_id)?.ok_or(Rejection::NotFound("order"))?;
+    let transition = order.status.transition(change.status);
+    if transition == Some(Transition::Unchanged) {
+        return Ok(order);
+    }
+    if let Some(expected) = change.expected_version
+        && expected != order.version
+    {
+        return Err(Rejection::VersionConflict {
+            current: order.version,
+        }
+        .into());
+    }
+    match transition {
+        Some(Transition::Cancel) => put_back_stock(conn, &order, now)?,
+        Some(Transition::Advance | Transition::Unchanged) => {}
+        None => {
+            return Err(Rejection::InvalidTransition {
+                from: order.status.as_str(),
+                to: change.status.as_str(),
+            }
+            .into());
+        }
+    }
+    conn.prepare_cached(
+        "update orders set status = ?2, version = version + 1, updated_at = ?3 where order_id = ?1",
+    )?
+    .execute(params![
+        order_id.to_string(),
+        change.status.as_str(),
+        millis(now)
+    ])?;
+    let order = Order {
+        status: change.status,
+        version: order.version + 1,
+        ..order
+    };
+    events::append(
+        conn,
+        order.shop_id,
+        ORDER_UPDATED,
+        Some(order.session_id),
+        &order,
+        now,
+    )?;
+    Ok(order)
+}
+
+/// Returns what the order's placement took, as its `order` log rows record
+/// it: an item untracked since then takes nothing back, and one that was
+/// untracked then gives nothing.
+fn put_back_stock(conn: &Connection, order: &Order, now: Timestamp) -> Result<(), SqliteError> {
+    let taken: Vec<(Uuid, i64)> = conn
+        .prepare_cached(
+            "select item_id, -sum(delta) from inventory_log
+             where shop_id = ?1 and order_id = ?2 and operation = 'order'
+             group by item_id order by item_id",
+        )?
+        .query_map(
+            params![order.shop_id.to_string(), order.order_id.to_string()],
+            |row| Ok((uuid(row, 0)?, row.get(1)?)),
+        )?
+        .collect::<Result<_, _>>()?;
+    for (item_id, quantity) in taken {
+        let Some(before) =
+            inventory::level(conn, order.shop_id, item_id)?.filter(|l| l.stock.is_some())
+        else {
+            continue;
+        };
+        let after = StockLevel {
+            stock: before.stock.map(|s| s + quantity),
+            ..before.clone()
+        };
+        let order_id = Some(order.order_id);
+        inventory::change_level(
+            conn,
+            order.shop_id,
+            item_id,
+            &before,
+            &after,
+            Operation::Cancel,
+            "staff",
+            order_id,
+            now,
+        )?;
+    }
+    Ok(())
+}
+
+/// The shop's orders in `statuses` (every status when empty), oldest first:
+/// the order a kitchen works through them.
+pub(crate) fn of_shop(
+    conn: &Connection,
+    shop_id: Uuid,
+    statuses: &[OrderStatus],
+    limit: Limit,
+) -> Result<Vec<Order>, SqliteError> {
+    shops::require(conn, shop_id)?;
+    // One cached statement for any filter: ",placed,accepted," contains ",placed,".
+    let filter: String = statuses
+        .iter()
+        .map(|s| format!(",{}", s.as_str()))
+        .collect();
+    let filter = if filter.is_empty() {
+        filter
+    } else {
+        format!("{filter},")
+    };
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {COLUMNS} {FROM}
+         where o.shop_id = ?1 and (?2 = '' or instr(?2, ',' || o.status || ',') > 0)
+         order by o.created_at, o.order_id limit ?3"
+    ))?;
+    let orders = stmt
+        .query_map(params![shop_id.to_string(), filter, limit.get()], from_row)?
+        .collect::<Result<_, _>>()?;
+    Ok(orders)
 }

@@ -1,3 +1,4 @@
+use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
@@ -7,7 +8,7 @@ use uuid::Uuid;
 
 use crate::codec::{millis, name, opt_time, time, uuid};
 use crate::error::SqliteError;
-use crate::shops;
+use crate::{events, shops};
 
 const COLUMNS: &str = "session_id, shop_id, table_label, pin, status, opened_at, closed_at,
                        pin_failures, pin_locked_until";
@@ -55,6 +56,15 @@ pub(crate) fn open(conn: &Connection, session: &Session) -> Result<(), SqliteErr
         session.status.as_str(),
         millis(session.opened_at)
     ])?;
+    let opened = SessionChanged::from(session);
+    events::append(
+        conn,
+        session.shop_id,
+        SESSION_OPENED,
+        Some(session.session_id),
+        &opened,
+        session.opened_at,
+    )?;
     Ok(())
 }
 
@@ -163,6 +173,19 @@ pub(crate) fn checkout(
                 "update table_sessions set status = 'closed', closed_at = ?2 where session_id = ?1",
             )?
             .execute(params![session_id.to_string(), millis(now)])?;
+            let closed = SessionChanged::from(&Session {
+                status: SessionStatus::Closed,
+                closed_at: Some(now),
+                ..session.clone()
+            });
+            events::append(
+                conn,
+                session.shop_id,
+                SESSION_CLOSED,
+                Some(session_id),
+                &closed,
+                now,
+            )?;
             now
         }
     };

@@ -19,11 +19,14 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::thread;
 
-use ordergate_store::{StoreError, StoreResult};
+use std::sync::{Arc, RwLock};
+
+use ordergate_store::{ChangeListener, StoreError, StoreResult};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::oneshot;
 
 use crate::error::{SqliteError, classify};
+use crate::events;
 
 /// Jobs waiting beyond this many make callers wait to enqueue (backpressure).
 const QUEUE_DEPTH: usize = 4096;
@@ -96,22 +99,30 @@ fn in_savepoint<R>(
 
 pub(crate) struct Writer {
     jobs: flume::Sender<Box<dyn WriteJob>>,
+    listener: Arc<RwLock<Option<ChangeListener>>>,
 }
 
 impl Writer {
     /// Starts the writer thread; it stops when the `Writer` is dropped.
     pub(crate) fn start(mut conn: Connection) -> std::io::Result<Writer> {
         let (jobs, queue) = flume::bounded::<Box<dyn WriteJob>>(QUEUE_DEPTH);
+        let listener: Arc<RwLock<Option<ChangeListener>>> = Arc::default();
+        let announce_to = Arc::clone(&listener);
         thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || {
                 while let Ok(first) = queue.recv() {
                     let mut group = vec![first];
                     group.extend(queue.try_iter().take(MAX_GROUP - 1));
-                    commit_group(&mut conn, group);
+                    commit_group(&mut conn, group, &announce_to);
                 }
             })?;
-        Ok(Writer { jobs })
+        Ok(Writer { jobs, listener })
+    }
+
+    pub(crate) fn set_listener(&self, listener: ChangeListener) {
+        let mut slot = self.listener.write().unwrap_or_else(|e| e.into_inner());
+        *slot = Some(listener);
     }
 
     /// Runs `work` in the next group commit; answers once it is durable.
@@ -129,7 +140,11 @@ impl Writer {
     }
 }
 
-fn commit_group(conn: &mut Connection, group: Vec<Box<dyn WriteJob>>) {
+fn commit_group(
+    conn: &mut Connection,
+    group: Vec<Box<dyn WriteJob>>,
+    listener: &RwLock<Option<ChangeListener>>,
+) {
     let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
         Err(e) => {
@@ -139,8 +154,16 @@ fn commit_group(conn: &mut Connection, group: Vec<Box<dyn WriteJob>>) {
         }
     };
     let answers: Vec<_> = group.into_iter().map(|job| job.run(&tx)).collect();
+    let changes = events::take_noted();
     match tx.commit() {
-        Ok(()) => answers.into_iter().for_each(|answer| answer(None)),
+        Ok(()) => {
+            // Announced before anyone is answered: a client that got its
+            // 201 finds caches already told.
+            if let Some(listener) = listener.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                changes.into_iter().for_each(|change| listener(change));
+            }
+            answers.into_iter().for_each(|answer| answer(None));
+        }
         Err(e) => {
             tracing::warn!(error = %e, "group commit failed");
             answers.into_iter().for_each(|answer| answer(Some(&e)));

@@ -9,8 +9,9 @@
 use async_trait::async_trait;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{Catalog, CatalogInput};
+use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
-use ordergate_domain::order::Order;
+use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
@@ -22,8 +23,25 @@ pub mod conformance;
 mod write;
 
 pub use write::{
-    Answer, Caller, Claim, OrderRules, PlaceOrder, Placed, Render, StaffWrite, StoredResponse,
+    Answer, Caller, Claim, OrderRules, Ordered, PlaceOrder, Placed, Render, StaffWrite,
+    StoredResponse,
 };
+
+/// What a committed write changed, announced so caches and live streams
+/// catch up. Announced after commit, never before: a listener never sees a
+/// change that could still roll back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Change {
+    /// New events in the shop's log (orders, stock, sessions).
+    Events(Uuid),
+    /// A stock level or 86 mark of the shop changed.
+    Stock(Uuid),
+    /// The shop's catalog was replaced.
+    Catalog(Uuid),
+}
+
+/// Called once per change, on the thread that committed it: must not block.
+pub type ChangeListener = std::sync::Arc<dyn Fn(Change) + Send + Sync>;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -136,10 +154,39 @@ pub trait Store: Send + Sync + 'static {
 
     /// Admits and places an order in one transaction, in the contract's
     /// order: session, PIN, replay, closed session, duplicate payload,
-    /// cooldown, then the commit (catalog, prices, stock, ticket, event,
+    /// cooldown, then the commit (catalog, prices, stock, ticket, events,
     /// idempotency record, audit row). A refusal rolls the order back but
-    /// still commits its audit row (and a wrong PIN's count).
-    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Placed>;
+    /// still commits its audit row (and a wrong PIN's count); an unknown
+    /// session is `Rejected(NotFound)`, with no shop to audit under.
+    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered>;
+
+    /// Moves an order along its status machine; cancelling puts back the
+    /// stock its placement took, once. Appends `order.updated`.
+    async fn set_order_status(
+        &self,
+        order_id: Uuid,
+        change: StatusChange,
+        now: Timestamp,
+    ) -> StoreResult<Order>;
+    /// The shop's orders in the given statuses (all when empty), oldest first.
+    async fn shop_orders(
+        &self,
+        shop_id: Uuid,
+        statuses: Vec<OrderStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Order>>;
+
+    /// Events of the shop with ids above `after`, in id order.
+    async fn events_after(
+        &self,
+        shop_id: Uuid,
+        after: i64,
+        limit: Limit,
+    ) -> StoreResult<Vec<Event>>;
+    /// The id of the shop's newest event; 0 when it has none.
+    async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64>;
+    /// Registers who hears of committed changes (one listener; a later call replaces it).
+    fn set_change_listener(&self, listener: ChangeListener);
 
     /// Appends the audit row of an order POST refused before it reached the
     /// store; unknown sessions are not recorded (no shop to file them under).

@@ -2,10 +2,11 @@
 //! completed inside the transaction of the write they guard, and the order
 //! placement command.
 
+use ordergate_domain::Rejection;
 use ordergate_domain::Timestamp;
 use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::InventoryItem;
-use ordergate_domain::order::ValidOrder;
+use ordergate_domain::order::{Order, StatusChange, ValidOrder};
 use ordergate_domain::session::{Bill, PinPolicy, Session};
 use ordergate_domain::shop::Shop;
 use uuid::Uuid;
@@ -51,6 +52,12 @@ pub enum StaffWrite {
         session_id: Uuid,
         now: Timestamp,
         render: Render<Bill>,
+    },
+    SetOrderStatus {
+        order_id: Uuid,
+        change: StatusChange,
+        now: Timestamp,
+        render: Render<Order>,
     },
 }
 
@@ -100,6 +107,13 @@ pub struct PlaceOrder {
     /// For the audit row.
     pub request_id: String,
     pub now: Timestamp,
+}
+
+/// How an order POST ended, once its audit row committed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ordered {
+    pub shop_id: Uuid,
+    pub outcome: Result<Placed, Rejection>,
 }
 
 /// A placed (or replayed) order and the response to send.

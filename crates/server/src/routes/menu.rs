@@ -4,7 +4,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ordergate_domain::menu::Menu;
-use sha2::{Digest, Sha256};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -12,6 +11,8 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::error::{ApiError, Problem};
 use crate::extract::ApiPath;
+#[cfg(test)]
+use crate::menu_cache::entity_tag;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_menu))
@@ -42,26 +43,12 @@ async fn get_menu(
     ApiPath(shop_id): ApiPath<Uuid>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let source = state.store().menu_source(shop_id).await?;
-    let levels = source
-        .inventory
-        .iter()
-        .map(|item| (item.item_id, item.level.clone()))
-        .collect();
-    let menu = Menu::build(
-        &source.shop,
-        &source.catalog,
-        &levels,
-        ordergate_domain::now(),
-    );
-    let body = serde_json::to_vec(&menu).map_err(|e| {
-        tracing::error!(error = %e, "menu serialisation failed");
-        ApiError::new(
-            crate::error::ErrorCode::Internal,
-            "an internal error occurred",
-        )
-    })?;
-    let etag = entity_tag(&body);
+    let now = ordergate_domain::now();
+    let menu = state
+        .menu_cache()
+        .get(state.store(), state.metrics(), shop_id, now)
+        .await?;
+    let etag = menu.etag;
     let cache = [
         (header::ETAG, etag.clone()),
         // Stock changes any second: caches must check back every time.
@@ -71,15 +58,7 @@ async fn get_menu(
         return Ok((StatusCode::NOT_MODIFIED, cache).into_response());
     }
     let json = HeaderValue::from_static("application/json");
-    Ok((cache, [(header::CONTENT_TYPE, json)], body).into_response())
-}
-
-/// A strong entity tag from the body's digest: equal bodies, equal tags,
-/// whichever node or process served them.
-fn entity_tag(body: &[u8]) -> HeaderValue {
-    let digest = Sha256::digest(body);
-    let tag = format!("\"{}\"", hex::encode(&digest[..16]));
-    HeaderValue::from_str(&tag).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
+    Ok((cache, [(header::CONTENT_TYPE, json)], menu.body).into_response())
 }
 
 /// `If-None-Match` semantics (RFC 9110 §13.1.2): weak comparison, `*`, lists.

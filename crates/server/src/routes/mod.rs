@@ -7,7 +7,9 @@ use crate::app::AppState;
 use crate::openapi::ApiDoc;
 
 mod catalog;
+mod events;
 mod inventory;
+mod kitchen;
 mod menu;
 mod ops;
 mod orders;
@@ -23,4 +25,6 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(inventory::router())
         .merge(sessions::router())
         .merge(orders::router())
+        .merge(kitchen::router())
+        .merge(events::router())
 }

@@ -218,11 +218,21 @@ async fn place(
         now: ordergate_domain::now(),
     };
     let place_now = || async {
-        let placed = state.store().place_order(command).await?;
-        Ok(Sent {
-            response: placed.response,
-            replayed: placed.replayed,
-        })
+        let ordered = state.store().place_order(command).await?;
+        let metrics = state.metrics();
+        match ordered.outcome {
+            Ok(placed) => {
+                metrics.order_placed(ordered.shop_id, placed.replayed);
+                Ok(Sent {
+                    response: placed.response,
+                    replayed: placed.replayed,
+                })
+            }
+            Err(rejection) => {
+                metrics.order_rejected(ordered.shop_id, rejection.code().as_str());
+                Err(rejection.into())
+            }
+        }
     };
     match claim {
         Some(claim) => {

@@ -29,12 +29,12 @@ pub async fn order_for_an_unknown_session_is_not_found_and_not_audited(store: &d
     let unknown = Uuid::new_v4();
     let guest = guest_order(unknown, CLIENT, simple_order(p.curry, 1), instant());
     assert_eq!(
-        rejected(store.place_order(guest.clone()).await),
+        rejected(store.place(guest.clone()).await),
         Rejection::NotFound("session")
     );
     let staff = staff_order(unknown, simple_order(p.curry, 1), instant());
     assert_eq!(
-        rejected(store.place_order(staff.clone()).await),
+        rejected(store.place(staff.clone()).await),
         Rejection::NotFound("session")
     );
     assert_eq!(ok(store.get_order(guest.order_id).await), None);
@@ -57,10 +57,7 @@ pub async fn order_with_a_wrong_pin_is_refused_and_counted(store: &dyn Store) {
         rules,
         ..guest_order(id, CLIENT, simple_order(p.curry, 1), t + secs(1))
     };
-    assert_eq!(
-        rejected(store.place_order(refused).await),
-        Rejection::PinInvalid
-    );
+    assert_eq!(rejected(store.place(refused).await), Rejection::PinInvalid);
     assert_eq!(
         pin_failures(store, id).await,
         1,
@@ -72,7 +69,7 @@ pub async fn order_with_a_wrong_pin_is_refused_and_counted(store: &dyn Store) {
         rules,
         ..guest_order(id, CLIENT, simple_order(p.curry, 1), t + secs(2))
     };
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
     assert_eq!(pin_failures(store, id).await, 0);
 
     // The PIN comes before the replay: a completed key is no way around it.
@@ -81,7 +78,7 @@ pub async fn order_with_a_wrong_pin_is_refused_and_counted(store: &dyn Store) {
         ..retry(&first, t + secs(3))
     };
     assert_eq!(
-        rejected(store.place_order(replay_attempt).await),
+        rejected(store.place(replay_attempt).await),
         Rejection::PinInvalid
     );
     assert_eq!(pin_failures(store, id).await, 1);
@@ -92,10 +89,7 @@ pub async fn order_with_a_wrong_pin_is_refused_and_counted(store: &dyn Store) {
         rules,
         ..guest_order(id, CLIENT, simple_order(p.ramen, 1), t + secs(4))
     };
-    assert_eq!(
-        rejected(store.place_order(missing).await),
-        Rejection::PinInvalid
-    );
+    assert_eq!(rejected(store.place(missing).await), Rejection::PinInvalid);
     assert_eq!(pin_failures(store, id).await, 1);
     assert_eq!(session_order_ids(store, id).await, [first.order_id]);
 
@@ -136,7 +130,7 @@ pub async fn order_while_the_pin_is_locked_is_pin_locked(store: &dyn Store) {
         rules,
         ..guest_order(id, CLIENT, simple_order(p.curry, 1), t)
     };
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
 
     // Two wrong PINs on orders alone lock the table's PIN.
     for n in 1..=2 {
@@ -145,10 +139,7 @@ pub async fn order_while_the_pin_is_locked_is_pin_locked(store: &dyn Store) {
             rules,
             ..guest_order(id, OTHER_CLIENT, simple_order(p.ramen, 1), t + secs(n))
         };
-        assert_eq!(
-            rejected(store.place_order(wrong).await),
-            Rejection::PinInvalid
-        );
+        assert_eq!(rejected(store.place(wrong).await), Rejection::PinInvalid);
     }
     let until = t + secs(2) + secs(300);
     assert_eq!(pin_locked_until(store, id).await, Some(until));
@@ -159,11 +150,11 @@ pub async fn order_while_the_pin_is_locked_is_pin_locked(store: &dyn Store) {
         ..guest_order(id, CLIENT, simple_order(p.ramen, 1), t + secs(3))
     };
     assert_eq!(
-        rejected(store.place_order(fresh.clone()).await),
+        rejected(store.place(fresh.clone()).await),
         Rejection::PinLocked { until }
     );
     assert_eq!(
-        rejected(store.place_order(retry(&first, t + secs(3))).await),
+        rejected(store.place(retry(&first, t + secs(3))).await),
         Rejection::PinLocked { until }
     );
     let wrong = PlaceOrder {
@@ -171,7 +162,7 @@ pub async fn order_while_the_pin_is_locked_is_pin_locked(store: &dyn Store) {
         ..retry(&fresh, until - ms(1))
     };
     assert_eq!(
-        rejected(store.place_order(wrong).await),
+        rejected(store.place(wrong).await),
         Rejection::PinLocked { until }
     );
     assert_eq!(
@@ -182,10 +173,10 @@ pub async fn order_while_the_pin_is_locked_is_pin_locked(store: &dyn Store) {
     assert_eq!(session_order_ids(store, id).await, [first.order_id]);
 
     // Once it lapses, the replay replays and the refused key is new.
-    let replay = replayed(store.place_order(retry(&first, until)).await);
+    let replay = replayed(store.place(retry(&first, until)).await);
     assert_eq!(replay.order_id, first.order_id);
     let late = retry(&fresh, until);
-    placed(store.place_order(late.clone()).await);
+    placed(store.place(late.clone()).await);
     assert_eq!(
         session_order_ids(store, id).await,
         [late.order_id, first.order_id]
@@ -197,23 +188,20 @@ pub async fn order_to_a_closed_session_is_refused_but_earlier_keys_replay(store:
     let id = session.session_id;
     let t = instant() + secs(1);
     let first = guest_order(id, CLIENT, simple_order(p.curry, 1), t);
-    let fresh = placed(store.place_order(first.clone()).await);
+    let fresh = placed(store.place(first.clone()).await);
     let bill = ok(store.checkout(id, t + ms(100)).await);
     assert_eq!(bill.orders.len(), 1);
 
     // Closed is decided before the duplicate and cooldown rules would be.
     let same_again = guest_order(id, CLIENT, simple_order(p.curry, 1), t + ms(200));
     assert_eq!(
-        rejected(store.place_order(same_again).await),
+        rejected(store.place(same_again).await),
         Rejection::SessionClosed
     );
     let other = guest_order(id, OTHER_CLIENT, simple_order(p.ramen, 1), t + ms(300));
-    assert_eq!(
-        rejected(store.place_order(other).await),
-        Rejection::SessionClosed
-    );
+    assert_eq!(rejected(store.place(other).await), Rejection::SessionClosed);
 
-    let replay = replayed(store.place_order(retry(&first, t + ms(400))).await);
+    let replay = replayed(store.place(retry(&first, t + ms(400))).await);
     assert_eq!(replay.order_id, first.order_id);
     assert_eq!(replay.response, fresh.response.replayed());
 
@@ -259,7 +247,7 @@ pub async fn order_duplicate_payload_from_one_client_is_refused_with_the_origina
         rules,
         ..guest_order(session.session_id, CLIENT, request(false), t0)
     };
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
     let original = ok(store.get_order(first.order_id).await).expect("placed");
 
     let duplicate = PlaceOrder {
@@ -267,7 +255,7 @@ pub async fn order_duplicate_payload_from_one_client_is_refused_with_the_origina
         ..guest_order(session.session_id, CLIENT, reshaped, t0 + secs(1))
     };
     assert_eq!(
-        rejected(store.place_order(duplicate).await),
+        rejected(store.place(duplicate).await),
         Rejection::DuplicatePayload {
             original: Box::new(original.clone())
         }
@@ -283,13 +271,13 @@ pub async fn order_duplicate_payload_from_one_client_is_refused_with_the_origina
             t0 + secs(1),
         )
     };
-    placed(store.place_order(other_guest.clone()).await);
+    placed(store.place(other_guest.clone()).await);
     // ... and a deliberate repeat is a repeat.
     let repeat = PlaceOrder {
         rules,
         ..guest_order(session.session_id, CLIENT, request(true), t0 + secs(2))
     };
-    placed(store.place_order(repeat.clone()).await);
+    placed(store.place(repeat.clone()).await);
     // A different note is a different order.
     let other_note = PlaceOrder {
         rules,
@@ -304,7 +292,7 @@ pub async fn order_duplicate_payload_from_one_client_is_refused_with_the_origina
             t0 + secs(3),
         )
     };
-    placed(store.place_order(other_note.clone()).await);
+    placed(store.place(other_note.clone()).await);
     assert_eq!(
         session_order_ids(store, session.session_id).await,
         [
@@ -322,7 +310,7 @@ pub async fn order_duplicate_payload_from_one_client_is_refused_with_the_origina
         rules,
         ..guest_order(next_table.session_id, CLIENT, request(false), u0)
     };
-    placed(store.place_order(there.clone()).await);
+    placed(store.place(there.clone()).await);
     let original = ok(store.get_order(there.order_id).await).expect("placed");
     let last_moment = PlaceOrder {
         rules,
@@ -334,7 +322,7 @@ pub async fn order_duplicate_payload_from_one_client_is_refused_with_the_origina
         )
     };
     assert_eq!(
-        rejected(store.place_order(last_moment.clone()).await),
+        rejected(store.place(last_moment.clone()).await),
         Rejection::DuplicatePayload {
             original: Box::new(original)
         },
@@ -343,7 +331,7 @@ pub async fn order_duplicate_payload_from_one_client_is_refused_with_the_origina
     // The refusal kept nothing against its key: the same request, once the
     // window has passed, is placed.
     let after = retry(&last_moment, u0 + secs(30));
-    placed(store.place_order(after.clone()).await);
+    placed(store.place(after.clone()).await);
     assert_eq!(
         session_order_ids(store, next_table.session_id).await,
         [after.order_id, there.order_id]
@@ -363,52 +351,44 @@ pub async fn order_cooldown_holds_one_client_until_it_lapses(store: &dyn Store) 
     };
     let t0 = instant() + secs(1);
 
-    placed(store.place_order(order(CLIENT, p.curry, t0)).await);
+    placed(store.place(order(CLIENT, p.curry, t0)).await);
     let until = t0 + secs(2);
     let early = order(CLIENT, p.ramen, t0 + ms(500));
     assert_eq!(
-        rejected(store.place_order(early.clone()).await),
+        rejected(store.place(early.clone()).await),
         Rejection::CooldownActive { until }
     );
     // Other clients are not held.
     placed(
         store
-            .place_order(order(OTHER_CLIENT, p.ramen, t0 + ms(500)))
+            .place(order(OTHER_CLIENT, p.ramen, t0 + ms(500)))
             .await,
     );
     assert_eq!(
-        rejected(
-            store
-                .place_order(order(CLIENT, p.ramen, until - ms(1)))
-                .await
-        ),
+        rejected(store.place(order(CLIENT, p.ramen, until - ms(1))).await),
         Rejection::CooldownActive { until }
     );
     // At `until` it has lapsed; the refused key kept nothing.
     let on_time = retry(&early, until);
-    placed(store.place_order(on_time.clone()).await);
+    placed(store.place(on_time.clone()).await);
 
     // Refusals do not restart it: it runs from the last accepted order.
     let next_until = until + secs(2);
     assert_eq!(
-        rejected(
-            store
-                .place_order(order(CLIENT, p.curry, until + ms(1)))
-                .await
-        ),
+        rejected(store.place(order(CLIENT, p.curry, until + ms(1))).await),
         Rejection::CooldownActive { until: next_until }
     );
     let last = PlaceOrder {
         rules,
         ..guest_order(id, CLIENT, simple_order(p.ramen, 2), next_until)
     };
-    placed(store.place_order(last.clone()).await);
+    placed(store.place(last.clone()).await);
 
     // With both rules on, a duplicate is judged before the cooldown.
     let duplicate = guest_order(id, CLIENT, simple_order(p.ramen, 2), next_until + ms(1));
     let original = ok(store.get_order(last.order_id).await).expect("placed");
     assert_eq!(
-        rejected(store.place_order(duplicate).await),
+        rejected(store.place(duplicate).await),
         Rejection::DuplicatePayload {
             original: Box::new(original)
         }
@@ -421,7 +401,7 @@ pub async fn order_past_its_busy_deadline_is_session_busy_but_replays_replay(sto
     let id = session.session_id;
     let t = instant();
     let first = guest_order(id, CLIENT, simple_order(p.curry, 1), t + secs(1));
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
 
     let gave_up = |cmd: PlaceOrder| PlaceOrder {
         rules: OrderRules {
@@ -437,21 +417,18 @@ pub async fn order_past_its_busy_deadline_is_session_busy_but_replays_replay(sto
         t + secs(2),
     ));
     assert_eq!(
-        rejected(store.place_order(busy.clone()).await),
+        rejected(store.place(busy.clone()).await),
         Rejection::SessionBusy
     );
     let staff = gave_up(staff_order(id, simple_order(p.ramen, 1), t + secs(2)));
-    assert_eq!(
-        rejected(store.place_order(staff).await),
-        Rejection::SessionBusy
-    );
-    let replay = replayed(store.place_order(gave_up(retry(&first, t + secs(2)))).await);
+    assert_eq!(rejected(store.place(staff).await), Rejection::SessionBusy);
+    let replay = replayed(store.place(gave_up(retry(&first, t + secs(2)))).await);
     assert_eq!(replay.order_id, first.order_id);
     assert_eq!(session_order_ids(store, id).await, [first.order_id]);
 
     // The busy refusal kept nothing against its key.
     let again = retry(&busy, t + secs(3));
-    placed(store.place_order(again.clone()).await);
+    placed(store.place(again.clone()).await);
     assert_eq!(
         session_order_ids(store, id).await,
         [again.order_id, first.order_id]
@@ -470,7 +447,7 @@ pub async fn order_before_a_catalog_is_published_is_catalog_not_ready(store: &dy
         t + secs(1),
     );
     assert_eq!(
-        rejected(store.place_order(cmd.clone()).await),
+        rejected(store.place(cmd.clone()).await),
         Rejection::CatalogNotReady
     );
     assert_eq!(
@@ -489,7 +466,7 @@ pub async fn order_before_a_catalog_is_published_is_catalog_not_ready(store: &dy
         )
         .await);
     let again = retry(&cmd, t + secs(3));
-    placed(store.place_order(again.clone()).await);
+    placed(store.place(again.clone()).await);
     let expected = placed_order(
         &again,
         &session,
@@ -528,7 +505,7 @@ pub async fn order_for_an_unknown_menu_item_names_its_line(store: &dyn Store) {
             t + secs(n as i64 + 1),
         );
         assert_eq!(
-            rejected(store.place_order(cmd).await),
+            rejected(store.place(cmd).await),
             Rejection::UnknownMenuItem {
                 line: 2,
                 menu_item_id: stranger
@@ -546,7 +523,7 @@ pub async fn order_for_an_unknown_menu_item_names_its_line(store: &dyn Store) {
         t + secs(5),
     );
     assert_eq!(
-        rejected(store.place_order(cmd.clone()).await),
+        rejected(store.place(cmd.clone()).await),
         Rejection::UnknownMenuItem {
             line: 0,
             menu_item_id: x
@@ -564,7 +541,7 @@ pub async fn order_for_an_unknown_menu_item_names_its_line(store: &dyn Store) {
         order: corrected,
         ..retry(&cmd, t + secs(6))
     };
-    placed(store.place_order(fixed.clone()).await);
+    placed(store.place(fixed.clone()).await);
     assert_eq!(session_order_ids(store, id).await, [fixed.order_id]);
 }
 
@@ -590,7 +567,7 @@ pub async fn order_for_a_retired_item_is_item_unavailable(store: &dyn Store) {
         t + secs(2),
     );
     assert_eq!(
-        rejected(store.place_order(cmd.clone()).await),
+        rejected(store.place(cmd.clone()).await),
         Rejection::ItemUnavailable {
             line: 1,
             menu_item_id: p.ramen
@@ -604,7 +581,7 @@ pub async fn order_for_a_retired_item_is_item_unavailable(store: &dyn Store) {
     // Back on the menu, the same request is placed.
     ok(store.put_catalog(p.shop_id, p.input(), t + secs(3)).await);
     let again = retry(&cmd, t + secs(4));
-    placed(store.place_order(again.clone()).await);
+    placed(store.place(again.clone()).await);
     assert_eq!(
         session_order_ids(store, session.session_id).await,
         [again.order_id]
@@ -682,7 +659,7 @@ pub async fn order_with_a_topping_not_offered_is_invalid_topping(store: &dyn Sto
         ),
     ] {
         assert_eq!(
-            invalid_topping(rejected(store.place_order(attempt(lines, n)).await)),
+            invalid_topping(rejected(store.place(attempt(lines, n)).await)),
             expected,
             "attempt {n}"
         );
@@ -692,7 +669,7 @@ pub async fn order_with_a_topping_not_offered_is_invalid_topping(store: &dyn Sto
 
     // What is offered is priced in.
     let fine = attempt(vec![line(curry, 2, &[egg])], 5);
-    placed(store.place_order(fine.clone()).await);
+    placed(store.place(fine.clone()).await);
     let expected = placed_order(
         &fine,
         &session,
@@ -702,7 +679,7 @@ pub async fn order_with_a_topping_not_offered_is_invalid_topping(store: &dyn Sto
     assert_eq!(expected.total, 1960);
     assert_stored(store, &expected).await;
     let with_nori = attempt(vec![line(ramen, 1, &[nori])], 6);
-    placed(store.place_order(with_nori.clone()).await);
+    placed(store.place(with_nori.clone()).await);
 
     // Nori retired: the same request is refused now.
     ok(store
@@ -710,7 +687,7 @@ pub async fn order_with_a_topping_not_offered_is_invalid_topping(store: &dyn Sto
         .await);
     let retired = attempt(vec![line(ramen, 1, &[nori])], 8);
     assert_eq!(
-        invalid_topping(rejected(store.place_order(retired).await)),
+        invalid_topping(rejected(store.place(retired).await)),
         (0, Some(nori))
     );
     assert_eq!(

@@ -26,7 +26,7 @@ async fn refuse(
     rows: &mut Vec<AuditEntry>,
     shop_id: Uuid,
 ) {
-    assert_eq!(rejected(store.place_order(cmd.clone()).await), rejection);
+    assert_eq!(rejected(store.place(cmd.clone()).await), rejection);
     rows.push(refusal_row(&cmd, code, status));
     assert_audit(store, shop_id, rows).await;
 }
@@ -50,11 +50,11 @@ pub async fn audit_records_one_row_for_every_order_outcome(store: &dyn Store) {
 
     // Accepted, then replayed.
     let first = guest_order(id, CLIENT, simple_order(p.curry, 1), at(1));
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
     rows.push(success_row(&first, first.order_id, false));
     assert_audit(store, shop_id, &rows).await;
     let again = retry(&first, at(2));
-    replayed(store.place_order(again.clone()).await);
+    replayed(store.place(again.clone()).await);
     rows.push(success_row(&again, first.order_id, true));
     assert_audit(store, shop_id, &rows).await;
 
@@ -126,7 +126,7 @@ pub async fn audit_records_one_row_for_every_order_outcome(store: &dyn Store) {
     .await;
 
     let second = guest_order(id, OTHER_CLIENT, simple_order(p.curry, 1), at(6));
-    placed(store.place_order(second.clone()).await);
+    placed(store.place(second.clone()).await);
     rows.push(success_row(&second, second.order_id, false));
     let hurried = guest_order(id, OTHER_CLIENT, simple_order(p.curry, 3), at(6) + ms(500));
     let cooldown = Rejection::CooldownActive {
@@ -177,7 +177,7 @@ pub async fn audit_records_one_row_for_every_order_outcome(store: &dyn Store) {
         at(9),
     );
     assert!(matches!(
-        rejected(store.place_order(topped.clone()).await),
+        rejected(store.place(topped.clone()).await),
         Rejection::InvalidTopping { line: 0, .. }
     ));
     rows.push(refusal_row(&topped, "INVALID_TOPPING", 422));
@@ -260,14 +260,14 @@ pub async fn audit_records_one_row_for_every_order_outcome(store: &dyn Store) {
     )
     .await;
     let last = retry(&first, closing + secs(2));
-    replayed(store.place_order(last.clone()).await);
+    replayed(store.place(last.clone()).await);
     rows.push(success_row(&last, first.order_id, true));
     assert_audit(store, shop_id, &rows).await;
 
     // An order for a session nobody knows has no shop to be filed under.
     let nowhere = guest_order(Uuid::new_v4(), CLIENT, simple_order(p.curry, 1), at(1));
     assert_eq!(
-        rejected(store.place_order(nowhere).await),
+        rejected(store.place(nowhere).await),
         Rejection::NotFound("session")
     );
     assert_audit(store, shop_id, &rows).await;
@@ -304,14 +304,14 @@ pub async fn audit_log_is_newest_first_within_the_limit_and_per_shop(store: &dyn
     let t = instant();
 
     let first = guest_order(session.session_id, CLIENT, simple_order(p.curry, 1), t);
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
     let elsewhere = guest_order(
         other_table.session_id,
         CLIENT,
         simple_order(other.curry, 1),
         t + secs(1),
     );
-    placed(store.place_order(elsewhere.clone()).await);
+    placed(store.place(elsewhere.clone()).await);
     let stranger = Uuid::new_v4();
     let bad = guest_order(
         session.session_id,
@@ -319,9 +319,9 @@ pub async fn audit_log_is_newest_first_within_the_limit_and_per_shop(store: &dyn
         simple_order(stranger, 1),
         t + secs(2),
     );
-    rejected(store.place_order(bad.clone()).await);
+    rejected(store.place(bad.clone()).await);
     let again = retry(&first, t + secs(3));
-    replayed(store.place_order(again.clone()).await);
+    replayed(store.place(again.clone()).await);
 
     let rows = [
         success_row(&again, first.order_id, true),
@@ -381,7 +381,7 @@ pub async fn record_audit_files_rows_of_known_sessions_only(store: &dyn Store) {
 
     // Recorded rows and the store's own rows share one log.
     let order = guest_order(id, CLIENT, simple_order(p.curry, 1), t + secs(4));
-    placed(store.place_order(order.clone()).await);
+    placed(store.place(order.clone()).await);
     assert_eq!(
         audit_rows(store, p.shop_id).await,
         [

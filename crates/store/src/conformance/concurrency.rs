@@ -179,7 +179,7 @@ pub async fn concurrent_requests_with_one_key_place_one_order(store: Arc<dyn Sto
     let results = all_at_once(30, |_| {
         let store = Arc::clone(&store);
         let cmd = retry(&request, request.now);
-        async move { store.place_order(cmd).await }
+        async move { store.place(cmd).await }
     })
     .await;
 
@@ -229,7 +229,7 @@ pub async fn concurrent_orders_for_scarce_stock_never_oversell(store: Arc<dyn St
             simple_order(p.curry, 1),
             t + secs(1),
         );
-        async move { store.place_order(cmd).await }
+        async move { store.place(cmd).await }
     })
     .await;
 
@@ -292,7 +292,7 @@ pub async fn concurrent_duplicates_from_one_client_place_one_order(store: Arc<dy
         let store = Arc::clone(&store);
         // A fresh key on every tap: only the duplicate rule stops them.
         let cmd = guest_order(session.session_id, CLIENT, simple_order(p.curry, 1), t);
-        async move { store.place_order(cmd).await }
+        async move { store.place(cmd).await }
     })
     .await;
 

@@ -545,3 +545,15 @@ pub(super) fn staff_claim(path: &str, fingerprint: &str) -> Claim {
         expires_at: ordergate_domain::now() + Duration::days(1),
     }
 }
+
+/// `place_order` with its refusals as errors, the shape the checks assert on.
+pub(super) trait PlaceOrderExt {
+    fn place(&self, order: PlaceOrder) -> impl Future<Output = StoreResult<Placed>> + Send;
+}
+
+impl PlaceOrderExt for dyn Store {
+    async fn place(&self, order: PlaceOrder) -> StoreResult<Placed> {
+        let ordered = self.place_order(order).await?;
+        ordered.outcome.map_err(StoreError::Rejected)
+    }
+}

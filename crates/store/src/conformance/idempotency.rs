@@ -216,7 +216,7 @@ pub async fn idempotent_checkout_replays_the_first_bill(store: &dyn Store) {
     let t = instant();
     placed(
         store
-            .place_order(guest_order(
+            .place(guest_order(
                 session.session_id,
                 CLIENT,
                 simple_order(p.curry, 1),
@@ -407,8 +407,8 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
     };
     let short = with_expiry(CLIENT, p.curry, short_lived);
     let long = with_expiry(OTHER_CLIENT, p.ramen, t + Duration::hours(1));
-    placed(store.place_order(short.clone()).await);
-    placed(store.place_order(long.clone()).await);
+    placed(store.place(short.clone()).await);
+    placed(store.place(long.clone()).await);
     let shop_claim = staff_claim("/api/v1/shops", "kissa");
     let kissa = shop_named("Kissa", instant());
     let shop_answer = ok(store
@@ -423,7 +423,7 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
     assert_eq!(ok(store.purge_expired(short_lived).await), 0);
 
     // What lives on still replays.
-    let replay = replayed(store.place_order(retry(&long, t + secs(20))).await);
+    let replay = replayed(store.place(retry(&long, t + secs(20))).await);
     assert_eq!(replay.order_id, long.order_id);
     let Answer::Fresh(stored) = shop_answer else {
         panic!("a new key is fresh")
@@ -447,7 +447,7 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
         order: other,
         ..retry(&short, t + secs(20))
     };
-    placed(store.place_order(reuse.clone()).await);
+    placed(store.place(reuse.clone()).await);
 
     // Purged by a clock past every expiry, the long-lived order's key is
     // gone too: the same request is a new order.
@@ -458,7 +458,7 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
         3,
         "the long order's, the reused key's and the shop's"
     );
-    let fresh = placed(store.place_order(retry(&long, t + secs(30))).await);
+    let fresh = placed(store.place(retry(&long, t + secs(30))).await);
     assert_ne!(fresh.order_id, long.order_id);
     assert_eq!(session_order_ids(store, session.session_id).await.len(), 4);
 }

@@ -30,7 +30,7 @@ pub async fn order_placed_is_priced_from_the_catalog_and_numbered_from_one(store
         ),
         t + secs(1),
     );
-    let answer = placed(store.place_order(first.clone()).await);
+    let answer = placed(store.place(first.clone()).await);
     assert_eq!(
         answer.order_id, first.order_id,
         "the caller's order id is used"
@@ -72,7 +72,7 @@ pub async fn order_placed_is_priced_from_the_catalog_and_numbered_from_one(store
         simple_order(p.ramen, 3),
         t + secs(2),
     );
-    let answer = placed(store.place_order(second.clone()).await);
+    let answer = placed(store.place(second.clone()).await);
     let order2 = placed_order(
         &second,
         &session,
@@ -103,7 +103,7 @@ pub async fn order_placed_is_priced_from_the_catalog_and_numbered_from_one(store
         simple_order(other.curry, 1),
         t + secs(3),
     );
-    let answer = placed(store.place_order(third.clone()).await);
+    let answer = placed(store.place(third.clone()).await);
     let order3 = placed_order(
         &third,
         &elsewhere,
@@ -120,7 +120,7 @@ pub async fn order_placed_is_priced_from_the_catalog_and_numbered_from_one(store
         simple_order(p.curry, 1),
         t + secs(4),
     );
-    placed(store.place_order(fourth.clone()).await);
+    placed(store.place(fourth.clone()).await);
     let order4 = placed_order(
         &fourth,
         &session,
@@ -161,7 +161,7 @@ pub async fn order_tickets_restart_at_midnight_in_the_shop_timezone(store: &dyn 
             simple_order(menu.ramen, 1),
             now,
         );
-        let answer = placed(store.place_order(cmd).await);
+        let answer = placed(store.place(cmd).await);
         let order = ok(store.get_order(answer.order_id).await).expect("placed order");
         assert_eq!(order.created_at, now);
         seen.push(order.ticket_number);
@@ -191,7 +191,7 @@ pub async fn order_history_is_newest_first_and_the_bill_oldest_first(store: &dyn
     .enumerate()
     {
         let cmd = guest_order(session.session_id, client, order, t + secs(n as i64 + 1));
-        placed(store.place_order(cmd.clone()).await);
+        placed(store.place(cmd.clone()).await);
         orders.push(ok(store.get_order(cmd.order_id).await).expect("placed order"));
     }
     let elsewhere = guest_order(
@@ -200,7 +200,7 @@ pub async fn order_history_is_newest_first_and_the_bill_oldest_first(store: &dyn
         simple_order(p.ramen, 1),
         t + secs(4),
     );
-    placed(store.place_order(elsewhere.clone()).await);
+    placed(store.place(elsewhere.clone()).await);
 
     let totals: Vec<i64> = orders.iter().map(|o| o.total).collect();
     assert_eq!(totals, [900, 1700, 1000]);
@@ -252,7 +252,7 @@ pub async fn order_replay_returns_the_first_response_and_places_nothing(store: &
         order_of(vec![line(p.curry, 2, &[p.cheese])], "", false),
         t + secs(1),
     );
-    let fresh = placed(store.place_order(first.clone()).await);
+    let fresh = placed(store.place(first.clone()).await);
     let order = placed_order(
         &first,
         &session,
@@ -269,7 +269,7 @@ pub async fn order_replay_returns_the_first_response_and_places_nothing(store: &
 
     // Within the duplicate window and the cooldown: the replay comes first.
     let again = retry(&first, t + secs(2));
-    let replay = replayed(store.place_order(again.clone()).await);
+    let replay = replayed(store.place(again.clone()).await);
     assert_eq!(
         replay.order_id, first.order_id,
         "the first order, not the retry's id"
@@ -280,11 +280,7 @@ pub async fn order_replay_returns_the_first_response_and_places_nothing(store: &
         fresh.response.clone().replayed(),
         "every byte as first sent but the flag"
     );
-    let much_later = replayed(
-        store
-            .place_order(retry(&first, t + Duration::hours(1)))
-            .await,
-    );
+    let much_later = replayed(store.place(retry(&first, t + Duration::hours(1))).await);
     assert_eq!(much_later, replay);
 
     assert_eq!(
@@ -312,7 +308,7 @@ pub async fn order_replay_returns_the_first_response_and_places_nothing(store: &
         simple_order(p.ramen, 1),
         t + secs(3),
     );
-    placed(store.place_order(next.clone()).await);
+    placed(store.place(next.clone()).await);
     assert_eq!(
         ok(store.get_order(next.order_id).await)
             .expect("placed")
@@ -330,7 +326,7 @@ pub async fn order_key_reused_for_another_request_is_refused(store: &dyn Store) 
         simple_order(p.curry, 1),
         t + secs(1),
     );
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
     let claim = first.claim.clone().expect("guest claim");
 
     for (n, other) in [
@@ -352,7 +348,7 @@ pub async fn order_key_reused_for_another_request_is_refused(store: &dyn Store) 
             ..retry(&first, t + secs(n as i64 + 2))
         };
         assert_eq!(
-            rejected(store.place_order(reuse).await),
+            rejected(store.place(reuse).await),
             Rejection::IdempotencyKeyReused,
             "request {n}"
         );
@@ -363,7 +359,7 @@ pub async fn order_key_reused_for_another_request_is_refused(store: &dyn Store) 
     );
 
     // The original request still replays.
-    let replay = replayed(store.place_order(retry(&first, t + secs(10))).await);
+    let replay = replayed(store.place(retry(&first, t + secs(10))).await);
     assert_eq!(replay.order_id, first.order_id);
 }
 
@@ -377,7 +373,7 @@ pub async fn order_same_key_in_another_scope_is_another_order(store: &dyn Store)
         simple_order(p.curry, 1),
         t + secs(1),
     );
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
     let claim = first.claim.clone().expect("guest claim");
 
     // The same key and request at another table: that session's own key.
@@ -389,7 +385,7 @@ pub async fn order_same_key_in_another_scope_is_another_order(store: &dyn Store)
         }),
         ..retry(&first, t + secs(2))
     };
-    let answer = placed(store.place_order(elsewhere.clone()).await);
+    let answer = placed(store.place(elsewhere.clone()).await);
     assert_eq!(answer.order_id, elsewhere.order_id);
     let stored = ok(store.get_order(elsewhere.order_id).await).expect("placed");
     assert_eq!(stored.session_id, next_table.session_id);
@@ -406,12 +402,12 @@ pub async fn order_same_key_in_another_scope_is_another_order(store: &dyn Store)
         }),
         ..staff_order(session.session_id, first.order.clone(), t + secs(3))
     };
-    let answer = placed(store.place_order(staff.clone()).await);
+    let answer = placed(store.place(staff.clone()).await);
     assert_eq!(answer.order_id, staff.order_id);
 
     // Each key replays its own order.
     for (cmd, original) in [(&first, 1), (&elsewhere, 2), (&staff, 3)] {
-        let replay = replayed(store.place_order(retry(cmd, t + secs(4))).await);
+        let replay = replayed(store.place(retry(cmd, t + secs(4))).await);
         assert_eq!(replay.order_id, cmd.order_id, "order {original}");
     }
     assert_eq!(
@@ -431,9 +427,9 @@ pub async fn order_key_past_its_expiry_is_a_new_key(store: &dyn Store) {
     let mut first = guest_order(session.session_id, CLIENT, simple_order(p.curry, 1), t);
     first.rules = lenient_rules();
     first.claim.as_mut().expect("guest claim").expires_at = expires_at;
-    placed(store.place_order(first.clone()).await);
+    placed(store.place(first.clone()).await);
 
-    let replay = replayed(store.place_order(retry(&first, expires_at - ms(1))).await);
+    let replay = replayed(store.place(retry(&first, expires_at - ms(1))).await);
     assert_eq!(
         replay.order_id, first.order_id,
         "live a millisecond before it expires"
@@ -443,7 +439,7 @@ pub async fn order_key_past_its_expiry_is_a_new_key(store: &dyn Store) {
     // whose claim lives on from now.
     let mut again = retry(&first, expires_at);
     again.claim.as_mut().expect("guest claim").expires_at = expires_at + Duration::days(1);
-    let second = placed(store.place_order(again.clone()).await);
+    let second = placed(store.place(again.clone()).await);
     assert_eq!(second.order_id, again.order_id);
     assert_ne!(second.order_id, first.order_id);
     assert_eq!(
@@ -454,7 +450,7 @@ pub async fn order_key_past_its_expiry_is_a_new_key(store: &dyn Store) {
     );
 
     // From now on the key replays the second order.
-    let replay = replayed(store.place_order(retry(&again, expires_at + secs(1))).await);
+    let replay = replayed(store.place(retry(&again, expires_at + secs(1))).await);
     assert_eq!(replay.order_id, again.order_id);
     assert_eq!(
         session_order_ids(store, session.session_id).await,
@@ -483,8 +479,8 @@ pub async fn staff_orders_skip_the_guest_rules(store: &dyn Store) {
     // The same order twice, a millisecond apart: neither rule applies.
     let a = staff_order(session.session_id, order.clone(), t + secs(1));
     let b = staff_order(session.session_id, order.clone(), t + secs(1) + ms(1));
-    let answer_a = placed(store.place_order(a.clone()).await);
-    let answer_b = placed(store.place_order(b.clone()).await);
+    let answer_a = placed(store.place(a.clone()).await);
+    let answer_b = placed(store.place(b.clone()).await);
     let line = || vec![priced(p.curry, "Curry", 900, 2, &[])];
     let order_a = placed_order(&a, &session, 1, line());
     let order_b = placed_order(&b, &session, 2, line());
@@ -509,8 +505,8 @@ pub async fn staff_orders_skip_the_guest_rules(store: &dyn Store) {
         }),
         ..staff_order(session.session_id, order.clone(), t + secs(2))
     };
-    let fresh = placed(store.place_order(keyed.clone()).await);
-    let replay = replayed(store.place_order(retry(&keyed, t + secs(3))).await);
+    let fresh = placed(store.place(keyed.clone()).await);
+    let replay = replayed(store.place(retry(&keyed, t + secs(3))).await);
     assert_eq!(replay.order_id, keyed.order_id);
     assert_eq!(replay.response, fresh.response.replayed());
     assert!(matches!(keyed.caller, Caller::Staff));

@@ -55,7 +55,7 @@ pub async fn order_takes_stock_per_unit_of_items_and_toppings(store: &dyn Store)
         ),
         now,
     );
-    placed(store.place_order(cmd.clone()).await);
+    placed(store.place(cmd.clone()).await);
     let order = placed_order(
         &cmd,
         &session,
@@ -113,7 +113,7 @@ pub async fn staff_order_stock_is_logged_under_staff(store: &dyn Store) {
         .update_inventory(p.shop_id, p.curry, set_stock(Some(5), t), STAFF, t)
         .await);
     let cmd = staff_order(session.session_id, simple_order(p.curry, 2), t + secs(1));
-    placed(store.place_order(cmd.clone()).await);
+    placed(store.place(cmd.clone()).await);
     assert_eq!(stock_of(store, p.shop_id, p.curry).await, Some(3));
     let log = ok(store.inventory_log(p.shop_id, limit(1)).await);
     assert_eq!(
@@ -171,7 +171,7 @@ pub async fn order_short_of_stock_names_every_shortage_and_changes_nothing(store
     ];
     shortages.sort_by_key(|s| s.item_id);
     assert_eq!(
-        rejected(store.place_order(cmd.clone()).await),
+        rejected(store.place(cmd.clone()).await),
         Rejection::OutOfStock { shortages },
         "every short item, sorted by id; ramen has enough"
     );
@@ -195,7 +195,7 @@ pub async fn order_short_of_stock_names_every_shortage_and_changes_nothing(store
         .restock(p.shop_id, p.cheese, 2, STAFF, restocked)
         .await);
     let again = retry(&cmd, t + secs(3));
-    placed(store.place_order(again.clone()).await);
+    placed(store.place(again.clone()).await);
     assert_eq!(
         ok(store.get_order(again.order_id).await)
             .expect("placed")
@@ -237,7 +237,7 @@ pub async fn order_of_an_86ed_item_is_out_of_stock_even_when_untracked(store: &d
         t + secs(1),
     );
     assert_eq!(
-        rejected(store.place_order(ramen.clone()).await),
+        rejected(store.place(ramen.clone()).await),
         Rejection::OutOfStock {
             shortages: vec![Shortage {
                 item_id: p.ramen,
@@ -267,7 +267,7 @@ pub async fn order_of_an_86ed_item_is_out_of_stock_even_when_untracked(store: &d
     ];
     shortages.sort_by_key(|s| s.item_id);
     assert_eq!(
-        rejected(store.place_order(curry.clone()).await),
+        rejected(store.place(curry.clone()).await),
         Rejection::OutOfStock { shortages },
         "tracked curry with 5 left, and cheese, are 86ed"
     );
@@ -286,8 +286,8 @@ pub async fn order_of_an_86ed_item_is_out_of_stock_even_when_untracked(store: &d
             )
             .await);
     }
-    placed(store.place_order(retry(&curry, t + secs(3))).await);
-    placed(store.place_order(retry(&ramen, lapses)).await);
+    placed(store.place(retry(&curry, t + secs(3))).await);
+    placed(store.place(retry(&ramen, lapses)).await);
     assert_eq!(stock_of(store, p.shop_id, p.curry).await, Some(4));
     assert_eq!(stock_of(store, p.shop_id, p.cheese).await, None);
     assert_eq!(stock_of(store, p.shop_id, p.ramen).await, None);

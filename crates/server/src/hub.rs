@@ -1,0 +1,278 @@
+//! Live event fan-out for SSE streams.
+//!
+//! The event log in the database is the truth; this hub only carries it to
+//! subscribers. Per shop, one fetcher reads new events once per change
+//! announcement and keeps the most recent ones in memory, pre-encoded as SSE
+//! frames; every subscriber copies from there. A subscriber tracks its own
+//! position (the last id it sent) and reads from the log itself when it is
+//! further behind than memory reaches, so a resume from any id sends every
+//! later event, in order, with no gap and no duplicate at the seam.
+//!
+//! Subscribers hold a bounded queue each. One that stops reading fills it and
+//! is cut off (its stream ends): it cannot slow anyone else or grow memory,
+//! and its client reconnects with `Last-Event-ID` and resumes from the log.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use ordergate_domain::events::Event;
+use ordergate_domain::paging::Limit;
+use ordergate_store::{Store, StoreResult};
+use tokio::sync::{Notify, mpsc, watch};
+use uuid::Uuid;
+
+/// Frames kept in memory per shop.
+const RECENT: usize = 1024;
+/// Frames a subscriber may have queued before it counts as stalled.
+pub const QUEUE: usize = 256;
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+const PAGE: Limit = Limit::MAX_PAGE;
+
+/// An event ready to send.
+#[derive(Debug)]
+pub struct Frame {
+    pub event_id: i64,
+    pub session_id: Option<Uuid>,
+    is_stock: bool,
+    pub bytes: Bytes,
+}
+
+impl Frame {
+    fn new(event: &Event) -> Frame {
+        let text = format!(
+            "id: {}\nevent: {}\ndata: {}\n\n",
+            event.event_id, event.event_type, event.data
+        );
+        Frame {
+            event_id: event.event_id,
+            session_id: event.session_id,
+            is_stock: event.event_type == ordergate_domain::events::STOCK_CHANGED,
+            bytes: Bytes::from(text),
+        }
+    }
+}
+
+/// Who a stream is for.
+#[derive(Debug, Clone, Copy)]
+pub enum Audience {
+    Staff,
+    /// The guests of one session: their own order and session events, and
+    /// every stock change.
+    Guests(Uuid),
+}
+
+impl Audience {
+    fn sees(self, frame: &Frame) -> bool {
+        match self {
+            Audience::Staff => true,
+            Audience::Guests(session_id) => frame.is_stock || frame.session_id == Some(session_id),
+        }
+    }
+}
+
+struct Recent {
+    /// Id of the last event read before the oldest one kept.
+    before: i64,
+    frames: VecDeque<Arc<Frame>>,
+}
+
+impl Recent {
+    fn last_id(&self) -> i64 {
+        self.frames.back().map_or(self.before, |f| f.event_id)
+    }
+}
+
+/// One shop's live feed.
+pub struct Feed {
+    shop_id: Uuid,
+    recent: RwLock<Recent>,
+    /// The newest event id in memory; subscribers wait on its changes.
+    latest: watch::Sender<i64>,
+    /// Wakes the fetcher; a wake-up while it is busy is not lost.
+    wake: Notify,
+}
+
+impl Feed {
+    /// Frames after `cursor`, if memory still reaches back that far.
+    fn after(&self, cursor: i64) -> Option<Vec<Arc<Frame>>> {
+        let recent = self.recent.read().unwrap_or_else(|e| e.into_inner());
+        if cursor < recent.before {
+            return None;
+        }
+        let frames = recent
+            .frames
+            .iter()
+            .skip_while(|f| f.event_id <= cursor)
+            .cloned()
+            .collect();
+        Some(frames)
+    }
+}
+
+pub struct Hub {
+    store: Arc<dyn Store>,
+    feeds: Mutex<HashMap<Uuid, Arc<Feed>>>,
+}
+
+impl Hub {
+    pub fn new(store: Arc<dyn Store>) -> Hub {
+        Hub {
+            store,
+            feeds: Mutex::default(),
+        }
+    }
+
+    /// Called when the shop's log grew; never blocks.
+    pub fn announce(&self, shop_id: Uuid) {
+        let feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(feed) = feeds.get(&shop_id) {
+            feed.wake.notify_one();
+        }
+    }
+
+    /// The shop's feed, started on first use.
+    async fn feed(&self, shop_id: Uuid) -> StoreResult<Arc<Feed>> {
+        if let Some(feed) = self
+            .feeds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&shop_id)
+        {
+            return Ok(Arc::clone(feed));
+        }
+        let last = self.store.last_event_id(shop_id).await?;
+        let mut feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(feed) = feeds.get(&shop_id) {
+            return Ok(Arc::clone(feed));
+        }
+        let feed = Arc::new(Feed {
+            shop_id,
+            recent: RwLock::new(Recent {
+                before: last,
+                frames: VecDeque::new(),
+            }),
+            latest: watch::Sender::new(last),
+            wake: Notify::new(),
+        });
+        feeds.insert(shop_id, Arc::clone(&feed));
+        tokio::spawn(fetch(Arc::clone(&self.store), Arc::clone(&feed)));
+        // Events committed between reading `last` and registering the feed
+        // announced nothing here: look once.
+        feed.wake.notify_one();
+        Ok(feed)
+    }
+
+    /// Starts a stream for `audience` from just after `cursor` (the newest
+    /// event when `None`). Frames arrive on the returned queue; it ends when
+    /// the subscriber stalls or goes away.
+    pub async fn subscribe(
+        &self,
+        shop_id: Uuid,
+        audience: Audience,
+        cursor: Option<i64>,
+    ) -> StoreResult<mpsc::Receiver<Bytes>> {
+        let feed = self.feed(shop_id).await?;
+        let cursor = match cursor {
+            Some(cursor) => cursor,
+            None => self.store.last_event_id(shop_id).await?,
+        };
+        let (frames, queue) = mpsc::channel(QUEUE);
+        tokio::spawn(pump(
+            Arc::clone(&self.store),
+            feed,
+            audience,
+            cursor,
+            frames,
+        ));
+        Ok(queue)
+    }
+}
+
+/// Reads each shop's new events once, however many are listening.
+async fn fetch(store: Arc<dyn Store>, feed: Arc<Feed>) {
+    loop {
+        feed.wake.notified().await;
+        loop {
+            let after = feed
+                .recent
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .last_id();
+            let events = match store.events_after(feed.shop_id, after, PAGE).await {
+                Ok(events) => events,
+                Err(e) => {
+                    tracing::warn!(error = %e, shop_id = %feed.shop_id, "reading new events failed; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            let Some(last) = events.last().map(|e| e.event_id) else {
+                break;
+            };
+            let full_page = events.len() == PAGE.get() as usize;
+            {
+                let mut recent = feed.recent.write().unwrap_or_else(|e| e.into_inner());
+                recent
+                    .frames
+                    .extend(events.iter().map(|e| Arc::new(Frame::new(e))));
+                while recent.frames.len() > RECENT {
+                    if let Some(dropped) = recent.frames.pop_front() {
+                        recent.before = dropped.event_id;
+                    }
+                }
+            }
+            feed.latest.send_replace(last);
+            if !full_page {
+                break;
+            }
+        }
+    }
+}
+
+/// Feeds one subscriber: catches up from memory or the log, then follows.
+async fn pump(
+    store: Arc<dyn Store>,
+    feed: Arc<Feed>,
+    audience: Audience,
+    mut cursor: i64,
+    frames: mpsc::Sender<Bytes>,
+) {
+    let mut latest = feed.latest.subscribe();
+    loop {
+        latest.borrow_and_update();
+        loop {
+            let (batch, from_log) = match feed.after(cursor) {
+                Some(batch) => (batch, false),
+                None => match store.events_after(feed.shop_id, cursor, PAGE).await {
+                    Ok(events) => (
+                        events.iter().map(|e| Arc::new(Frame::new(e))).collect(),
+                        true,
+                    ),
+                    // The client resumes from its last id when it reconnects.
+                    Err(_) => return,
+                },
+            };
+            let more = from_log && batch.len() == PAGE.get() as usize;
+            for frame in batch {
+                cursor = frame.event_id;
+                if audience.sees(&frame) && frames.try_send(frame.bytes.clone()).is_err() {
+                    return;
+                }
+            }
+            if !more {
+                break;
+            }
+        }
+        tokio::select! {
+            changed = latest.changed() => if changed.is_err() { return },
+            () = tokio::time::sleep(KEEP_ALIVE) => {
+                if frames.try_send(Bytes::from_static(b": keep-alive\n\n")).is_err() {
+                    return;
+                }
+            }
+            () = frames.closed() => return,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Live events over server-sent events: the kitchen's stream of the whole
+//! shop, and each table's stream of its own orders and the shop's stock.
+
+use std::convert::Infallible;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::{StreamExt, stream};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::{PIN_HEADER, session_access};
+use crate::error::{ApiError, Problem};
+use crate::extract::{ApiPath, ApiQuery};
+use crate::hub::Audience;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(shop_events))
+        .routes(routes!(session_events))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct ShopStreamQuery {
+    /// The staff token, for clients that cannot set headers (EventSource).
+    #[serde(rename = "access_token")]
+    #[param(rename = "access_token")]
+    access_token: Option<String>,
+    /// Resume after this event id (or send the `Last-Event-ID` header).
+    #[param(value_type = Option<i64>)]
+    last_event_id: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct SessionStreamQuery {
+    /// The table's PIN (or send `X-Session-PIN`).
+    pin: Option<String>,
+    /// Resume after this event id (or send the `Last-Event-ID` header).
+    #[param(value_type = Option<i64>)]
+    last_event_id: Option<String>,
+}
+
+/// The shop's live events (staff): every order, stock and session change.
+///
+/// `text/event-stream` of `order.placed`, `order.updated`, `stock.changed`,
+/// `session.opened` and `session.closed`, each with its id. Reconnect with
+/// `Last-Event-ID` to get every event after it first.
+#[utoipa::path(get, path = "/api/v1/shops/{shopId}/events", tag = "kitchen",
+    security(("staffToken" = [])),
+    params(
+        ("shopId" = Uuid, Path),
+        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id"),
+        ShopStreamQuery,
+    ),
+    responses(
+        (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = String),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 422, description = "Last-Event-ID is not an event id (VALIDATION_FAILED)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id))]
+async fn shop_events(
+    State(state): State<AppState>,
+    ApiPath(shop_id): ApiPath<Uuid>,
+    mut headers: HeaderMap,
+    ApiQuery(query): ApiQuery<ShopStreamQuery>,
+) -> Result<Response, ApiError> {
+    if let Some(token) = &query.access_token
+        && !headers.contains_key(header::AUTHORIZATION)
+        && let Ok(value) = HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        headers.insert(header::AUTHORIZATION, value);
+    }
+    state.staff_token().check(&headers)?;
+    let cursor = last_event_id(&headers, query.last_event_id.as_deref())?;
+    if state.store().get_shop(shop_id).await?.is_none() {
+        return Err(ApiError::not_found("shop"));
+    }
+    stream(&state, shop_id, Audience::Staff, cursor).await
+}
+
+/// One table's live events (guests): its own orders and session, and the
+/// shop's stock changes.
+#[utoipa::path(get, path = "/api/v1/sessions/{sessionId}/events", tag = "kitchen",
+    security(("sessionPin" = [])),
+    params(
+        ("sessionId" = Uuid, Path),
+        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id"),
+        SessionStreamQuery,
+    ),
+    responses(
+        (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = String),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 422, description = "Last-Event-ID is not an event id (VALIDATION_FAILED)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn session_events(
+    State(state): State<AppState>,
+    ApiPath(session_id): ApiPath<Uuid>,
+    mut headers: HeaderMap,
+    ApiQuery(query): ApiQuery<SessionStreamQuery>,
+) -> Result<Response, ApiError> {
+    if let Some(pin) = &query.pin
+        && !headers.contains_key(PIN_HEADER)
+        && let Ok(value) = HeaderValue::from_str(pin)
+    {
+        headers.insert(PIN_HEADER, value);
+    }
+    let cursor = last_event_id(&headers, query.last_event_id.as_deref());
+    let (session, _) = session_access(&state, &headers, session_id).await?;
+    stream(
+        &state,
+        session.shop_id,
+        Audience::Guests(session_id),
+        cursor?,
+    )
+    .await
+}
+
+/// The resume point: the `Last-Event-ID` header, else the query parameter.
+fn last_event_id(headers: &HeaderMap, query: Option<&str>) -> Result<Option<i64>, ApiError> {
+    let raw = headers
+        .get("last-event-id")
+        .map(|v| v.to_str().unwrap_or("?"))
+        .or(query);
+    raw.map(|raw| {
+        raw.trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|id| *id >= 0)
+            .ok_or_else(|| {
+                ordergate_domain::Rejection::field("lastEventId", "must be an event id (0 or more)")
+                    .into()
+            })
+    })
+    .transpose()
+}
+
+async fn stream(
+    state: &AppState,
+    shop_id: Uuid,
+    audience: Audience,
+    cursor: Option<i64>,
+) -> Result<Response, ApiError> {
+    let frames = state.hub().subscribe(shop_id, audience, cursor).await?;
+    // Counted for as long as the body lives, i.e. the connection.
+    let connected = state.metrics().sse_connected(shop_id);
+    // Tells EventSource how soon to reconnect after a cut.
+    let hello = stream::once(async { Ok::<_, Infallible>(Bytes::from_static(b"retry: 1000\n\n")) });
+    let live = stream::unfold((frames, connected), |(mut frames, connected)| async move {
+        let frame = frames.recv().await?;
+        Some((Ok::<_, Infallible>(frame), (frames, connected)))
+    });
+    let body = Body::from_stream(hello.chain(live));
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            // Proxies such as nginx would otherwise hold events back.
+            (header::HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        body,
+    )
+        .into_response())
+}
