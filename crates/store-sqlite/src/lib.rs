@@ -30,8 +30,8 @@ use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, MenuSource, Ordered, PinOutcome, PlaceOrder, StaffWrite, Store,
-    StoreError, StoreResult,
+    Answer, ChangeListener, Claim, MenuSource, Ordered, PinOutcome, PlaceOrder, Replay, StaffWrite,
+    Store, StoreError, StoreResult,
 };
 use rusqlite::{Connection, Transaction};
 use rusqlite_migration::{M, Migrations};
@@ -350,18 +350,34 @@ impl Store for SqliteStore {
         self.writer.set_listener(listener);
     }
 
+    async fn committed_replay(
+        &self,
+        session_id: Uuid,
+        pin: &str,
+        claim: &Claim,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Replay>> {
+        let (pin, claim) = (pin.to_owned(), claim.clone());
+        self.read(move |tx| orders::committed_replay(tx, session_id, &pin, &claim, policy, now))
+            .await
+    }
+
     async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
-        self.write(move |conn| {
-            if let Some(session) = sessions::find(conn, entry.session_id)? {
-                audit::append(conn, session.shop_id, &entry)?;
-            }
-            Ok(())
-        })
-        .await
+        self.writer
+            .submit(move |conn| {
+                if let Some(session) = sessions::find(conn, entry.session_id)? {
+                    audit::append(conn, session.shop_id, &entry)?;
+                }
+                Ok(())
+            })
+            .await
     }
 
     async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>> {
-        self.read(move |tx| audit::list(tx, shop_id, limit)).await
+        // Through the writer's queue, behind every audit row recorded before.
+        self.write(move |conn| audit::list(conn, shop_id, limit))
+            .await
     }
 
     async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>> {

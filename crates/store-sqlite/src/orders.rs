@@ -15,9 +15,12 @@ use ordergate_domain::order::{
     price_lines, stock_needed, ticket_day,
 };
 use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{PinCheck, PinPolicy};
 use ordergate_domain::session::{Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{Caller, Ordered, PinOutcome, PlaceOrder, Placed, StoredResponse};
+use ordergate_store::{
+    Caller, Claim, Ordered, PinOutcome, PlaceOrder, Placed, Replay, StoredResponse,
+};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
@@ -111,6 +114,33 @@ pub(crate) fn place(conn: &Connection, cmd: &PlaceOrder) -> Result<Ordered, Sqli
         shop_id: session.shop_id,
         outcome: decided,
     })
+}
+
+/// A replay answered from committed data, when nothing else could change
+/// the answer: the PIN is right with no failures to reset, and the key's
+/// record matches. Anything else goes down the full path.
+pub(crate) fn committed_replay(
+    conn: &Connection,
+    session_id: Uuid,
+    pin: &str,
+    claim: &Claim,
+    policy: PinPolicy,
+    now: Timestamp,
+) -> Result<Option<Replay>, SqliteError> {
+    let Some(session) = sessions::find(conn, session_id)? else {
+        return Ok(None);
+    };
+    if session.check_pin(Some(pin), policy, now) != (PinCheck::Accepted { reset: false }) {
+        return Ok(None);
+    }
+    let Lookup::Replay(response) = idempotency::lookup(conn, claim, now)? else {
+        return Ok(None);
+    };
+    Ok(Some(Replay {
+        shop_id: session.shop_id,
+        order_id: receipt_order_id(&response)?,
+        response,
+    }))
 }
 
 /// Steps 1–8 of the contract, in its order. Nothing is written before the

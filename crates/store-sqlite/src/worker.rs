@@ -32,7 +32,7 @@ use crate::events;
 const QUEUE_DEPTH: usize = 4096;
 /// Most writes one commit carries: enough to amortise the fsync, few enough
 /// that the first write of a group is not kept waiting long for the last.
-pub(crate) const MAX_GROUP: usize = 32;
+pub(crate) const MAX_GROUP: usize = 128;
 
 /// Tells a job's caller its outcome once the group's commit is known
 /// (`Some` carries the commit's failure).
@@ -123,6 +123,19 @@ impl Writer {
     pub(crate) fn set_listener(&self, listener: ChangeListener) {
         let mut slot = self.listener.write().unwrap_or_else(|e| e.into_inner());
         *slot = Some(listener);
+    }
+
+    /// Queues `work` for the next group commit without waiting for it: it
+    /// runs after every job queued before it.
+    pub(crate) async fn submit<F>(&self, work: F) -> StoreResult<()>
+    where
+        F: FnOnce(&Connection) -> Result<(), SqliteError> + Send + 'static,
+    {
+        let (reply, _) = oneshot::channel();
+        self.jobs
+            .send_async(Box::new(Job { work, reply }))
+            .await
+            .map_err(|_| stopped())
     }
 
     /// Runs `work` in the next group commit; answers once it is durable.

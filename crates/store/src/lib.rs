@@ -23,7 +23,7 @@ pub mod conformance;
 mod write;
 
 pub use write::{
-    Answer, Caller, Claim, OrderRules, Ordered, PlaceOrder, Placed, Render, StaffWrite,
+    Answer, Caller, Claim, OrderRules, Ordered, PlaceOrder, Placed, Render, Replay, StaffWrite,
     StoredResponse,
 };
 
@@ -188,10 +188,27 @@ pub trait Store: Send + Sync + 'static {
     /// Registers who hears of committed changes (one listener; a later call replaces it).
     fn set_change_listener(&self, listener: ChangeListener);
 
-    /// Appends the audit row of an order POST refused before it reached the
-    /// store; unknown sessions are not recorded (no shop to file them under).
+    /// The stored answer to a guest order request that already completed,
+    /// from committed data only, without taking the write path: `Some` when
+    /// the session exists, the PIN is right with no failures pending, and
+    /// the claim's record matches. `None` means "take the full path", which
+    /// decides everything else (wrong PIN, mismatch, in flight, new order).
+    async fn committed_replay(
+        &self,
+        session_id: Uuid,
+        pin: &str,
+        claim: &Claim,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Replay>>;
+
+    /// Appends the audit row of an order POST answered outside
+    /// `place_order` (refused before it, or replayed from committed data).
+    /// Returns once the row is queued behind every write already queued; it
+    /// is durable with the next commit. Unknown sessions are not recorded
+    /// (no shop to file them under).
     async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()>;
-    /// Newest first.
+    /// Newest first, including every row recorded before the call.
     async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>>;
 
     /// The session's orders, newest first.

@@ -124,6 +124,15 @@ pub struct Placed {
     pub replayed: bool,
 }
 
+/// A completed order request's answer, found in committed data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    pub shop_id: Uuid,
+    pub order_id: Uuid,
+    /// Already marked as a replay.
+    pub response: StoredResponse,
+}
+
 impl StoredResponse {
     /// The response as a replay: order bodies say `"idempotentReplay": true`,
     /// every other byte as first sent.

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, Uri};
 use ordergate_domain::Rejection;
-use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::audit::{AuditEntry, REPLAYED};
 use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
 use ordergate_domain::order::{Order, OrderRequest, ValidOrder};
 use ordergate_domain::paging::Limit;
@@ -218,6 +218,9 @@ async fn place(
         now: ordergate_domain::now(),
     };
     let place_now = || async {
+        if let Some(sent) = committed_replay(state, &command).await? {
+            return Ok(sent);
+        }
         let ordered = state.store().place_order(command).await?;
         let metrics = state.metrics();
         match ordered.outcome {
@@ -242,6 +245,50 @@ async fn place(
         }
         None => place_now().await,
     }
+}
+
+/// Answers a guest's retry of a completed order from committed data, off
+/// the single write path: only its audit row is queued there, so replays
+/// are not held to the pace of commits.
+async fn committed_replay(
+    state: &AppState,
+    command: &PlaceOrder,
+) -> Result<Option<Sent>, ApiError> {
+    let (
+        Caller::Guest {
+            pin: Some(pin),
+            client_id,
+        },
+        Some(claim),
+    ) = (&command.caller, &command.claim)
+    else {
+        return Ok(None);
+    };
+    let store = state.store();
+    let policy = state.pin_policy();
+    let Some(replay) = store
+        .committed_replay(command.session_id, pin, claim, policy, command.now)
+        .await?
+    else {
+        return Ok(None);
+    };
+    store
+        .record_audit(AuditEntry {
+            at: command.now,
+            session_id: command.session_id,
+            request_id: command.request_id.clone(),
+            client_id: Some(client_id.as_str().to_owned()),
+            status: replay.response.status,
+            code: REPLAYED.to_owned(),
+            idempotent_replay: true,
+            order_id: Some(replay.order_id),
+        })
+        .await?;
+    state.metrics().order_placed(replay.shop_id, true);
+    Ok(Some(Sent {
+        response: replay.response,
+        replayed: true,
+    }))
 }
 
 /// Place an order on behalf of a table (staff).
