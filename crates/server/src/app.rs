@@ -98,12 +98,14 @@ pub fn open_store(url: &str) -> anyhow::Result<Arc<dyn Store>> {
     bail!("unsupported database URL {url:?}: expected sqlite://FILE")
 }
 
-/// The complete HTTP application for a server reachable at `bound`.
-pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> Router {
+/// The complete HTTP application for a server reachable at `bound`, and
+/// its live-event hub (closed at shutdown).
+fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Router, Arc<Hub>) {
     let (api, document) = routes::api().split_for_parts();
     let menu_cache = Arc::new(MenuCache::default());
     let hub = Arc::new(Hub::new(Arc::clone(&store)));
     store.set_change_listener(listener(&menu_cache, &hub));
+    let closing = Arc::clone(&hub);
     let state = AppState(Arc::new(Inner {
         store,
         staff_token: StaffToken::new(settings.staff_token.as_deref()),
@@ -115,7 +117,8 @@ pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> R
         metrics: Metrics::default(),
         openapi_json: openapi::render(document),
     }));
-    api.fallback(|| async { ApiError::new(ErrorCode::NotFound, "no such endpoint") })
+    let router = api
+        .fallback(|| async { ApiError::new(ErrorCode::NotFound, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(ErrorCode::MethodNotAllowed, "this endpoint does not take that method")
         })
@@ -134,7 +137,8 @@ pub fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> R
         // they happen, with their cause.
         .on_failure(()))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
-        .with_state(state)
+        .with_state(state);
+    (router, closing)
 }
 
 /// Tells the menu cache and the live streams about committed changes. Holds
@@ -169,8 +173,13 @@ pub async fn serve(
         tracing::warn!("no staff token configured: every staff endpoint will answer 401");
     }
     let purge = tokio::spawn(purge_expired(Arc::clone(&store)));
-    let app = build(&settings, store, bound);
+    let (app, hub) = build(&settings, store, bound);
     println!("listening on http://{bound}");
+    let shutdown = async move {
+        shutdown.await;
+        // Open event streams would otherwise hold the graceful shutdown forever.
+        hub.close();
+    };
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

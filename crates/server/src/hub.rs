@@ -8,9 +8,11 @@
 //! further behind than memory reaches, so a resume from any id sends every
 //! later event, in order, with no gap and no duplicate at the seam.
 //!
-//! Subscribers hold a bounded queue each. One that stops reading fills it and
-//! is cut off (its stream ends): it cannot slow anyone else or grow memory,
-//! and its client reconnects with `Last-Event-ID` and resumes from the log.
+//! Subscribers hold a bounded queue each. One that leaves a frame unread for
+//! [`STALL`] with its queue full is cut off (its stream ends): it cannot slow
+//! anyone else or grow memory, and its client reconnects with
+//! `Last-Event-ID` and resumes from the log. A reader that is merely catching
+//! up keeps draining its queue and is never cut.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
@@ -25,8 +27,10 @@ use uuid::Uuid;
 
 /// Frames kept in memory per shop.
 const RECENT: usize = 1024;
-/// Frames a subscriber may have queued before it counts as stalled.
+/// Frames queued per subscriber.
 pub const QUEUE: usize = 256;
+/// How long a subscriber with a full queue may take to accept one more frame.
+pub const STALL: Duration = Duration::from_secs(2);
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 const PAGE: Limit = Limit::MAX_PAGE;
 
@@ -114,6 +118,8 @@ impl Feed {
 pub struct Hub {
     store: Arc<dyn Store>,
     feeds: Mutex<HashMap<Uuid, Arc<Feed>>>,
+    /// Set once the server shuts down: every stream ends.
+    closing: watch::Sender<bool>,
 }
 
 impl Hub {
@@ -121,7 +127,13 @@ impl Hub {
         Hub {
             store,
             feeds: Mutex::default(),
+            closing: watch::Sender::new(false),
         }
+    }
+
+    /// Ends every stream, so a graceful shutdown is not held open by them.
+    pub fn close(&self) {
+        self.closing.send_replace(true);
     }
 
     /// Called when the shop's log grew; never blocks.
@@ -179,13 +191,9 @@ impl Hub {
             None => self.store.last_event_id(shop_id).await?,
         };
         let (frames, queue) = mpsc::channel(QUEUE);
-        tokio::spawn(pump(
-            Arc::clone(&self.store),
-            feed,
-            audience,
-            cursor,
-            frames,
-        ));
+        let closing = self.closing.subscribe();
+        let store = Arc::clone(&self.store);
+        tokio::spawn(pump(store, feed, audience, cursor, frames, closing));
         Ok(queue)
     }
 }
@@ -238,9 +246,13 @@ async fn pump(
     audience: Audience,
     mut cursor: i64,
     frames: mpsc::Sender<Bytes>,
+    mut closing: watch::Receiver<bool>,
 ) {
     let mut latest = feed.latest.subscribe();
     loop {
+        if *closing.borrow_and_update() {
+            return;
+        }
         latest.borrow_and_update();
         loop {
             let (batch, from_log) = match feed.after(cursor) {
@@ -257,7 +269,12 @@ async fn pump(
             let more = from_log && batch.len() == PAGE.get() as usize;
             for frame in batch {
                 cursor = frame.event_id;
-                if audience.sees(&frame) && frames.try_send(frame.bytes.clone()).is_err() {
+                if audience.sees(&frame)
+                    && frames
+                        .send_timeout(frame.bytes.clone(), STALL)
+                        .await
+                        .is_err()
+                {
                     return;
                 }
             }
@@ -268,11 +285,13 @@ async fn pump(
         tokio::select! {
             changed = latest.changed() => if changed.is_err() { return },
             () = tokio::time::sleep(KEEP_ALIVE) => {
-                if frames.try_send(Bytes::from_static(b": keep-alive\n\n")).is_err() {
+                let keep_alive = Bytes::from_static(b": keep-alive\n\n");
+                if frames.send_timeout(keep_alive, STALL).await.is_err() {
                     return;
                 }
             }
             () = frames.closed() => return,
+            _ = closing.changed() => return,
         }
     }
 }

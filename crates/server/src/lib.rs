@@ -14,5 +14,5 @@ pub mod metrics;
 pub mod openapi;
 mod routes;
 
-pub use app::{build, open_store, serve};
+pub use app::{open_store, serve};
 pub use config::Settings;
