@@ -420,6 +420,55 @@ impl TestApp {
         Self::send(self.staff(Method::GET, &format!("/api/v1/orders/{order}"))).await
     }
 
+    /// `POST /orders/{order}/status` with `body`, keyed when given a key.
+    pub async fn set_status_with(&self, order: &str, key: Option<&str>, body: &Value) -> Reply {
+        let path = format!("/api/v1/orders/{order}/status");
+        self.staff_post(&path, key, Some(body)).await
+    }
+
+    /// Moves `order` to `status`, without an expected version or a key.
+    pub async fn set_status(&self, order: &str, status: &str) -> Reply {
+        self.set_status_with(order, None, &json!({ "status": status }))
+            .await
+    }
+
+    /// `GET /shops/{shop}/orders{query}` (staff).
+    pub async fn shop_orders(&self, shop: &str, query: &str) -> Reply {
+        let path = format!("/api/v1/shops/{shop}/orders{query}");
+        Self::send(self.staff(Method::GET, &path)).await
+    }
+
+    /// The value of the sample `name` with exactly `labels` in `/metrics`
+    /// (0 when there is no such sample yet).
+    pub async fn metric(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let reply = self.get("/metrics").await;
+        assert_eq!(reply.status, 200);
+        let mut wanted: Vec<String> = labels
+            .iter()
+            .map(|(label, value)| format!("{label}=\"{value}\""))
+            .collect();
+        wanted.sort();
+        reply
+            .text
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .find_map(|line| {
+                let (series, value) = line.rsplit_once(' ')?;
+                let (metric, labels) = match series.split_once('{') {
+                    Some((metric, labels)) => (metric, labels.trim_end_matches('}')),
+                    None => (series, ""),
+                };
+                let mut have: Vec<String> = labels
+                    .split(',')
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                have.sort();
+                (metric == name && have == wanted).then(|| value.parse::<f64>().unwrap())
+            })
+            .unwrap_or(0.0)
+    }
+
     pub async fn audit(&self, shop: &str, query: &str) -> Reply {
         let path = format!("/api/v1/shops/{shop}/audit{query}");
         Self::send(self.staff(Method::GET, &path)).await

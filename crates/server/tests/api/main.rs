@@ -5,8 +5,11 @@ mod helpers;
 
 mod catalog;
 mod errors;
+mod events;
 mod inventory;
+mod kitchen;
 mod menu;
+mod menu_cache;
 mod ops;
 mod order_audit;
 mod order_checks;
@@ -15,5 +18,6 @@ mod order_stock;
 mod orders;
 mod sessions;
 mod shops;
+mod sse;
 mod staff_idempotency;
 mod staff_orders;

@@ -36,6 +36,7 @@ mod concurrency;
 mod helpers;
 mod idempotency;
 mod inventory;
+mod kitchen;
 mod orders;
 mod pins;
 mod sessions;
@@ -50,6 +51,7 @@ pub use catalog::*;
 pub use concurrency::*;
 pub use idempotency::*;
 pub use inventory::*;
+pub use kitchen::*;
 pub use orders::*;
 pub use pins::*;
 pub use sessions::*;
@@ -160,6 +162,16 @@ macro_rules! conformance_tests {
                 idempotent_key_reused_for_another_request_is_refused,
                 idempotent_refused_writes_store_nothing,
                 purge_expired_forgets_only_expired_records,
+                status_moves_forward_skipping_steps_and_bumps_the_version_per_change,
+                status_transitions_follow_the_contracts_table_for_every_pair,
+                status_cancel_restores_every_item_and_topping_exactly_once,
+                status_stale_expected_version_is_a_version_conflict_and_changes_nothing,
+                status_of_an_unknown_order_is_not_found,
+                shop_orders_filter_by_status_oldest_first_within_the_limit,
+                events_every_write_appends_its_events_with_consecutive_ids,
+                events_refused_and_unchanged_writes_append_nothing,
+                events_are_numbered_and_kept_per_shop,
+                idempotent_status_change_runs_once_and_replays_its_response,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,
@@ -168,6 +180,8 @@ macro_rules! conformance_tests {
                 concurrent_requests_with_one_key_place_one_order,
                 concurrent_orders_for_scarce_stock_never_oversell,
                 concurrent_duplicates_from_one_client_place_one_order,
+                concurrent_cancels_of_one_order_restore_its_stock_once,
+                concurrent_writes_get_consecutive_event_ids_per_shop,
             ];
         }
     };
@@ -224,6 +238,7 @@ mod tests {
             include_str!("stock.rs"),
             include_str!("audit.rs"),
             include_str!("idempotency.rs"),
+            include_str!("kitchen.rs"),
         ]
         .iter()
         .flat_map(|source| source.lines())
