@@ -130,6 +130,7 @@ macro_rules! conformance_tests {
                 pin_missing_pin_is_invalid_but_not_counted,
                 pin_success_resets_the_failure_count,
                 order_placed_is_priced_from_the_catalog_and_numbered_from_one,
+                committed_replay_answers_only_a_completed_matching_request,
                 order_tickets_restart_at_midnight_in_the_shop_timezone,
                 order_history_is_newest_first_and_the_bill_oldest_first,
                 order_replay_returns_the_first_response_and_places_nothing,

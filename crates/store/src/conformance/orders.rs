@@ -8,7 +8,7 @@ use ordergate_domain::session::{Bill, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
-use crate::{Caller, Claim, PlaceOrder, Store};
+use crate::{Caller, Claim, PinOutcome, PlaceOrder, Store};
 
 use super::helpers::*;
 
@@ -513,5 +513,74 @@ pub async fn staff_orders_skip_the_guest_rules(store: &dyn Store) {
     assert_eq!(
         session_order_ids(store, session.session_id).await,
         [keyed.order_id, b.order_id, a.order_id]
+    );
+}
+
+pub async fn committed_replay_answers_only_a_completed_matching_request(store: &dyn Store) {
+    let t = table(store).await;
+    let (session_id, shop_id) = (t.session.session_id, t.menu.shop_id);
+    let first = guest_order(session_id, CLIENT, simple_order(t.menu.curry, 1), instant());
+    let claim = first.claim.clone().expect("a guest claim");
+    let policy = first.rules.pin_policy;
+    let now = instant() + secs(1);
+    let lookup = |pin: &'static str, claim: Claim, now| async move {
+        ok(store
+            .committed_replay(session_id, pin, &claim, policy, now)
+            .await)
+    };
+    assert_eq!(
+        lookup(PIN, claim.clone(), now).await,
+        None,
+        "nothing completed yet"
+    );
+
+    let placed = placed(store.place(first.clone()).await);
+    let replay = lookup(PIN, claim.clone(), now)
+        .await
+        .expect("a committed replay");
+    assert_eq!(replay.shop_id, shop_id);
+    assert_eq!(replay.order_id, placed.order_id);
+    assert_eq!(replay.response, placed.response.clone().replayed());
+
+    let other_body = Claim {
+        fingerprint: "another request".into(),
+        ..claim.clone()
+    };
+    assert_eq!(
+        lookup(PIN, other_body, now).await,
+        None,
+        "a mismatch takes the full path"
+    );
+    let other_key = Claim {
+        key: Uuid::new_v4().to_string(),
+        ..claim.clone()
+    };
+    assert_eq!(lookup(PIN, other_key, now).await, None);
+    assert_eq!(
+        lookup(WRONG_PIN, claim.clone(), now).await,
+        None,
+        "a wrong PIN is judged by the full path"
+    );
+    assert_eq!(
+        lookup(PIN, claim.clone(), claim.expires_at).await,
+        None,
+        "an expired key is new"
+    );
+    let unknown = ok(store
+        .committed_replay(Uuid::new_v4(), PIN, &claim, policy, now)
+        .await);
+    assert_eq!(unknown, None);
+
+    // A failure pending on the session sends even the right PIN down the full
+    // path, which resets it.
+    let outcome = ok(store
+        .verify_pin(session_id, Some(WRONG_PIN), policy, now)
+        .await);
+    assert_eq!(outcome, PinOutcome::Invalid);
+    assert_eq!(lookup(PIN, claim.clone(), now).await, None);
+    replayed(store.place(retry(&first, now)).await);
+    assert!(
+        lookup(PIN, claim, now).await.is_some(),
+        "the full path reset the count"
     );
 }
