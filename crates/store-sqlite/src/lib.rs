@@ -13,8 +13,10 @@ mod events;
 mod idempotency;
 mod inventory;
 mod orders;
+mod placement;
 mod sessions;
 mod shops;
+mod status;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -298,7 +300,7 @@ impl Store for SqliteStore {
                     now,
                     render,
                 } => {
-                    let order = orders::set_status(conn, order_id, &change, now)?;
+                    let order = status::set_status(conn, order_id, &change, now)?;
                     (order.shop_id, render(&order))
                 }
             };
@@ -309,7 +311,7 @@ impl Store for SqliteStore {
     }
 
     async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
-        self.write(move |conn| orders::place(conn, &order)).await
+        self.write(move |conn| placement::place(conn, &order)).await
     }
 
     async fn set_order_status(
@@ -318,7 +320,7 @@ impl Store for SqliteStore {
         change: StatusChange,
         now: Timestamp,
     ) -> StoreResult<Order> {
-        self.write(move |conn| orders::set_status(conn, order_id, &change, now))
+        self.write(move |conn| status::set_status(conn, order_id, &change, now))
             .await
     }
 
@@ -359,7 +361,7 @@ impl Store for SqliteStore {
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
         let (pin, claim) = (pin.to_owned(), claim.clone());
-        self.read(move |tx| orders::committed_replay(tx, session_id, &pin, &claim, policy, now))
+        self.read(move |tx| placement::committed_replay(tx, session_id, &pin, &claim, policy, now))
             .await
     }
 

@@ -1,0 +1,224 @@
+//! Orders as the kitchen, the guest and the bill see them. Lines are priced
+//! snapshots: a later catalog change never rewrites a placed order.
+
+mod pricing;
+mod request;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+pub use pricing::{ItemLookup, Shortage, price_lines, stock_needed};
+pub use request::{LineRequest, MAX_LINES, MAX_NOTE_CHARS, MAX_QUANTITY, OrderRequest, ValidOrder};
+
+use crate::Timestamp;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum OrderStatus {
+    Placed,
+    Accepted,
+    Preparing,
+    Ready,
+    Served,
+    Cancelled,
+}
+
+impl OrderStatus {
+    pub const ALL: [OrderStatus; 6] = [
+        OrderStatus::Placed,
+        OrderStatus::Accepted,
+        OrderStatus::Preparing,
+        OrderStatus::Ready,
+        OrderStatus::Served,
+        OrderStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStatus::Placed => "placed",
+            OrderStatus::Accepted => "accepted",
+            OrderStatus::Preparing => "preparing",
+            OrderStatus::Ready => "ready",
+            OrderStatus::Served => "served",
+            OrderStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<OrderStatus> {
+        Self::ALL.into_iter().find(|status| status.as_str() == s)
+    }
+
+    /// Place along the kitchen's path; `cancelled` is off the path.
+    fn step(self) -> Option<u8> {
+        match self {
+            OrderStatus::Placed => Some(0),
+            OrderStatus::Accepted => Some(1),
+            OrderStatus::Preparing => Some(2),
+            OrderStatus::Ready => Some(3),
+            OrderStatus::Served => Some(4),
+            OrderStatus::Cancelled => None,
+        }
+    }
+
+    /// What moving an order from `self` to `to` means: forward only (steps
+    /// may be skipped), cancellation only before the food is ready, nothing
+    /// out of `served` or `cancelled`, and the current status again is no
+    /// change at all.
+    pub fn transition(self, to: OrderStatus) -> Option<Transition> {
+        if self == to {
+            return Some(Transition::Unchanged);
+        }
+        match (self.step(), to.step()) {
+            (Some(from), None) if from <= 2 => Some(Transition::Cancel),
+            (Some(from), Some(to)) if to > from => Some(Transition::Advance),
+            _ => None,
+        }
+    }
+}
+
+/// An allowed status change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// Already there: answer as is, change nothing.
+    Unchanged,
+    /// Forward along the kitchen's path.
+    Advance,
+    /// Cancelled: the order's stock goes back, once.
+    Cancel,
+}
+
+/// Body of `POST /orders/{orderId}/status`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatusChange {
+    pub status: OrderStatus,
+    /// The version the caller last saw; a newer one → 409 `VERSION_CONFLICT`.
+    pub expected_version: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum OrderSource {
+    Guest,
+    Staff,
+}
+
+impl OrderSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderSource::Guest => "guest",
+            OrderSource::Staff => "staff",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<OrderSource> {
+        [OrderSource::Guest, OrderSource::Staff]
+            .into_iter()
+            .find(|source| source.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LineTopping {
+    pub topping_id: Uuid,
+    pub name: String,
+    pub price: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderLine {
+    pub menu_item_id: Uuid,
+    pub name: String,
+    pub unit_price: i64,
+    pub quantity: i64,
+    pub toppings: Vec<LineTopping>,
+    pub line_total: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Order {
+    pub order_id: Uuid,
+    pub shop_id: Uuid,
+    pub session_id: Uuid,
+    pub table_label: String,
+    pub ticket_number: i64,
+    pub status: OrderStatus,
+    pub source: OrderSource,
+    pub client_id: Option<String>,
+    pub items: Vec<OrderLine>,
+    pub note: String,
+    pub total: i64,
+    pub created_at: DateTime<Utc>,
+    pub version: i64,
+}
+
+impl Order {
+    pub fn counts_toward_bill(&self) -> bool {
+        self.status != OrderStatus::Cancelled
+    }
+}
+
+/// The day a ticket number counts in: the shop's local date.
+pub fn ticket_day(now: Timestamp, timezone: &str) -> String {
+    let tz: chrono_tz::Tz = timezone.parse().unwrap_or(chrono_tz::UTC);
+    now.with_timezone(&tz).format("%Y-%m-%d").to_string()
+}
+
+/// The response body of an order POST; `idempotentReplay` tells a client
+/// that retried whether this answer is the original or its replay.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderReceipt<'a> {
+    #[serde(flatten)]
+    pub order: &'a Order,
+    pub idempotent_replay: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_move_forward_and_cancel_only_before_ready() {
+        use OrderStatus::*;
+        let allowed = |from: OrderStatus, to| from.transition(to);
+        assert_eq!(allowed(Placed, Accepted), Some(Transition::Advance));
+        assert_eq!(
+            allowed(Placed, Served),
+            Some(Transition::Advance),
+            "steps may be skipped"
+        );
+        assert_eq!(allowed(Ready, Ready), Some(Transition::Unchanged));
+        assert_eq!(allowed(Cancelled, Cancelled), Some(Transition::Unchanged));
+        for from in [Placed, Accepted, Preparing] {
+            assert_eq!(
+                allowed(from, Cancelled),
+                Some(Transition::Cancel),
+                "{from:?}"
+            );
+        }
+        for (from, to) in [
+            (Accepted, Placed),
+            (Ready, Preparing),
+            (Ready, Cancelled),
+            (Served, Cancelled),
+            (Served, Placed),
+            (Cancelled, Placed),
+            (Cancelled, Served),
+        ] {
+            assert_eq!(allowed(from, to), None, "{from:?} → {to:?}");
+        }
+    }
+
+    #[test]
+    fn ticket_days_follow_the_shop_clock() {
+        let now: Timestamp = "2026-11-30T20:30:00Z".parse().unwrap();
+        assert_eq!(ticket_day(now, "UTC"), "2026-11-30");
+        assert_eq!(ticket_day(now, "Asia/Tokyo"), "2026-12-01");
+    }
+}

@@ -1,0 +1,183 @@
+//! Pricing lines from the catalog and counting the stock they need.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::{LineTopping, OrderLine, ValidOrder};
+use crate::Rejection;
+use crate::catalog::{MenuItem, Topping};
+
+/// What the catalog says about a menu item an order names.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemLookup {
+    Active(MenuItem),
+    Retired,
+    Unknown,
+}
+
+/// Prices every line from the catalog; the client's idea of a price is
+/// never asked. `topping` answers for active toppings only.
+pub fn price_lines(
+    order: &ValidOrder,
+    item: impl Fn(Uuid) -> ItemLookup,
+    topping: impl Fn(Uuid) -> Option<Topping>,
+) -> Result<Vec<OrderLine>, Rejection> {
+    order
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(line, request)| {
+            let menu_item_id = request.menu_item_id;
+            let menu_item = match item(menu_item_id) {
+                ItemLookup::Active(menu_item) => menu_item,
+                ItemLookup::Retired => {
+                    return Err(Rejection::ItemUnavailable { line, menu_item_id });
+                }
+                ItemLookup::Unknown => {
+                    return Err(Rejection::UnknownMenuItem { line, menu_item_id });
+                }
+            };
+            if request.topping_ids.len() as i64 > menu_item.max_toppings {
+                return Err(Rejection::InvalidTopping {
+                    line,
+                    topping_id: None,
+                    reason: format!(
+                        "{} allows at most {} toppings",
+                        menu_item.name, menu_item.max_toppings
+                    ),
+                });
+            }
+            let toppings = request
+                .topping_ids
+                .iter()
+                .map(|&topping_id| {
+                    let allowed = menu_item.topping_ids.contains(&topping_id);
+                    match topping(topping_id).filter(|_| allowed) {
+                        Some(t) => Ok(LineTopping {
+                            topping_id,
+                            name: t.name,
+                            price: t.price,
+                        }),
+                        None => Err(Rejection::InvalidTopping {
+                            line,
+                            topping_id: Some(topping_id),
+                            reason: format!("not a topping offered with {}", menu_item.name),
+                        }),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let unit_price = menu_item.price + toppings.iter().map(|t| t.price).sum::<i64>();
+            Ok(OrderLine {
+                menu_item_id,
+                name: menu_item.name,
+                unit_price,
+                quantity: request.quantity,
+                toppings,
+                line_total: unit_price * request.quantity,
+            })
+        })
+        .collect()
+}
+
+/// Units each item and topping must give up, in ascending id order: the
+/// order in which stock rows are locked, so concurrent orders never deadlock.
+pub fn stock_needed(lines: &[OrderLine]) -> BTreeMap<Uuid, i64> {
+    let mut needed = BTreeMap::new();
+    for line in lines {
+        *needed.entry(line.menu_item_id).or_default() += line.quantity;
+        for topping in &line.toppings {
+            *needed.entry(topping.topping_id).or_default() += line.quantity;
+        }
+    }
+    needed
+}
+
+/// An item an order wanted more of than there is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Shortage {
+    pub item_id: Uuid,
+    pub requested: i64,
+    pub available: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::order::{LineRequest, OrderRequest};
+
+    fn line(item: Uuid, quantity: i64, toppings: &[Uuid]) -> LineRequest {
+        LineRequest {
+            menu_item_id: item,
+            quantity,
+            topping_ids: toppings.to_vec(),
+        }
+    }
+
+    fn request(items: Vec<LineRequest>, note: &str, allow_repeat: bool) -> ValidOrder {
+        OrderRequest {
+            items,
+            note: Some(note.to_owned()),
+            allow_repeat,
+        }
+        .validate()
+        .unwrap()
+    }
+
+    #[test]
+    fn lines_are_priced_from_the_catalog_with_their_toppings() {
+        let (curry, cheese, egg) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let menu_item = MenuItem {
+            menu_item_id: curry,
+            name: "Curry".into(),
+            description: String::new(),
+            category: "Mains".into(),
+            price: 900,
+            topping_ids: vec![cheese, egg],
+            max_toppings: 1,
+        };
+        let lookup = |id| {
+            if id == curry {
+                ItemLookup::Active(menu_item.clone())
+            } else {
+                ItemLookup::Unknown
+            }
+        };
+        let toppings = |id| {
+            (id == cheese || id == egg).then(|| Topping {
+                topping_id: id,
+                name: "T".into(),
+                price: 100,
+            })
+        };
+        let order = request(vec![line(curry, 2, &[cheese])], "", false);
+        let lines = price_lines(&order, lookup, toppings).unwrap();
+        assert_eq!((lines[0].unit_price, lines[0].line_total), (1000, 2000));
+        assert_eq!(
+            stock_needed(&lines),
+            BTreeMap::from([(curry, 2), (cheese, 2)])
+        );
+
+        let two_toppings = request(vec![line(curry, 1, &[cheese, egg])], "", false);
+        assert!(matches!(
+            price_lines(&two_toppings, lookup, toppings),
+            Err(Rejection::InvalidTopping {
+                line: 0,
+                topping_id: None,
+                ..
+            })
+        ));
+        let stranger = Uuid::new_v4();
+        let unknown = request(vec![line(curry, 1, &[]), line(stranger, 1, &[])], "", false);
+        assert_eq!(
+            price_lines(&unknown, lookup, toppings),
+            Err(Rejection::UnknownMenuItem {
+                line: 1,
+                menu_item_id: stranger
+            })
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! What a client asks for, within the contract's limits, and the two digests
+//! that recognise it again: the request's fingerprint (idempotency) and its
+//! payload's (the duplicate-payload rule).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::Rejection;
+use crate::validation::FieldErrors;
+
+pub const MAX_LINES: usize = 50;
+pub const MAX_QUANTITY: i64 = 99;
+pub const MAX_NOTE_CHARS: usize = 200;
+
+/// Body of an order POST (guest or staff).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OrderRequest {
+    /// 1–50 lines.
+    pub items: Vec<LineRequest>,
+    /// At most 200 characters.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Place this order even if the same client just placed an identical one.
+    #[serde(default)]
+    pub allow_repeat: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LineRequest {
+    pub menu_item_id: Uuid,
+    /// 1–99.
+    pub quantity: i64,
+    /// From the item's allowed toppings, at most its `maxToppings`, none twice.
+    #[serde(default)]
+    pub topping_ids: Vec<Uuid>,
+}
+
+/// An order request within the contract's limits, with its two digests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidOrder {
+    pub lines: Vec<LineRequest>,
+    pub note: String,
+    pub allow_repeat: bool,
+    /// Identifies the request for idempotency: same key, other fingerprint → 422.
+    pub fingerprint: String,
+    /// Identifies the items and note alone, for the duplicate-payload rule.
+    pub payload_hash: String,
+}
+
+impl OrderRequest {
+    pub fn validate(self) -> Result<ValidOrder, Rejection> {
+        let mut errors = FieldErrors::default();
+        if self.items.is_empty() || self.items.len() > MAX_LINES {
+            errors.push("items", format!("must have 1 to {MAX_LINES} lines"));
+        }
+        for (i, line) in self.items.iter().enumerate() {
+            errors.range(
+                &format!("items[{i}].quantity"),
+                line.quantity,
+                1,
+                MAX_QUANTITY,
+            );
+            let mut seen = BTreeSet::new();
+            for (j, topping) in line.topping_ids.iter().enumerate() {
+                if !seen.insert(topping) {
+                    errors.push(format!("items[{i}].toppingIds[{j}]"), "listed twice");
+                }
+            }
+        }
+        let note = self.note.unwrap_or_default();
+        if note.chars().count() > MAX_NOTE_CHARS {
+            errors.push(
+                "note",
+                format!("must be at most {MAX_NOTE_CHARS} characters"),
+            );
+        } else if note.chars().any(|c| c.is_control() && c != '\n') {
+            errors.push("note", "must not contain control characters");
+        }
+        let note = note.trim().to_owned();
+        let payload = canonical_payload(&self.items, &note);
+        let fingerprint = digest(&serde_json::json!({
+            "payload": payload,
+            "allowRepeat": self.allow_repeat,
+        }));
+        errors.finish(ValidOrder {
+            payload_hash: digest(&payload),
+            fingerprint,
+            lines: self.items,
+            note,
+            allow_repeat: self.allow_repeat,
+        })
+    }
+}
+
+/// Items and note in a form where equal orders are equal values: lines of
+/// the same item with the same toppings merged, toppings sorted, lines sorted.
+fn canonical_payload(lines: &[LineRequest], note: &str) -> serde_json::Value {
+    let mut merged: BTreeMap<(Uuid, Vec<Uuid>), i64> = BTreeMap::new();
+    for line in lines {
+        let mut toppings = line.topping_ids.clone();
+        toppings.sort_unstable();
+        *merged.entry((line.menu_item_id, toppings)).or_default() += line.quantity;
+    }
+    let lines: Vec<_> = merged
+        .into_iter()
+        .map(|((item, toppings), quantity)| serde_json::json!([item, quantity, toppings]))
+        .collect();
+    serde_json::json!({ "lines": lines, "note": note })
+}
+
+fn digest(value: &serde_json::Value) -> String {
+    hex::encode(Sha256::digest(value.to_string().as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(item: Uuid, quantity: i64, toppings: &[Uuid]) -> LineRequest {
+        LineRequest {
+            menu_item_id: item,
+            quantity,
+            topping_ids: toppings.to_vec(),
+        }
+    }
+
+    fn request(items: Vec<LineRequest>, note: &str, allow_repeat: bool) -> ValidOrder {
+        OrderRequest {
+            items,
+            note: Some(note.to_owned()),
+            allow_repeat,
+        }
+        .validate()
+        .unwrap()
+    }
+
+    #[test]
+    fn fingerprint_ignores_line_order_topping_order_splits_and_note_padding() {
+        let (a, b, x, y) = (
+            Uuid::new_v4(),
+            Uuid::new_v4(),
+            Uuid::new_v4(),
+            Uuid::new_v4(),
+        );
+        let one = request(
+            vec![line(a, 2, &[x, y]), line(b, 1, &[])],
+            "no onions",
+            false,
+        );
+        let other = request(
+            vec![line(b, 1, &[]), line(a, 1, &[y, x]), line(a, 1, &[x, y])],
+            "  no onions ",
+            false,
+        );
+        assert_eq!(one.fingerprint, other.fingerprint);
+        assert_eq!(one.payload_hash, other.payload_hash);
+
+        let repeat = request(
+            vec![line(a, 2, &[x, y]), line(b, 1, &[])],
+            "no onions",
+            true,
+        );
+        assert_ne!(
+            one.fingerprint, repeat.fingerprint,
+            "allowRepeat is part of the request"
+        );
+        assert_eq!(
+            one.payload_hash, repeat.payload_hash,
+            "but not of the payload"
+        );
+        let more = request(
+            vec![line(a, 3, &[x, y]), line(b, 1, &[])],
+            "no onions",
+            false,
+        );
+        assert_ne!(one.payload_hash, more.payload_hash);
+        let other_note = request(
+            vec![line(a, 2, &[x, y]), line(b, 1, &[])],
+            "extra spicy",
+            false,
+        );
+        assert_ne!(one.payload_hash, other_note.payload_hash);
+    }
+
+    #[test]
+    fn limits_are_field_errors() {
+        let a = Uuid::new_v4();
+        let bad = OrderRequest {
+            items: vec![line(a, 0, &[]), line(a, 100, &[a, a])],
+            note: Some("x".repeat(201)),
+            allow_repeat: false,
+        };
+        let Err(Rejection::Validation(errors)) = bad.validate() else {
+            panic!("expected validation errors")
+        };
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "items[0].quantity",
+                "items[1].quantity",
+                "items[1].toppingIds[1]",
+                "note"
+            ]
+        );
+        let empty = OrderRequest {
+            items: vec![],
+            note: None,
+            allow_repeat: false,
+        };
+        assert!(empty.validate().is_err());
+        let too_many = OrderRequest {
+            items: (0..51).map(|_| line(a, 1, &[])).collect(),
+            note: None,
+            allow_repeat: false,
+        };
+        assert!(too_many.validate().is_err());
+    }
+}
