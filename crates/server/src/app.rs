@@ -157,6 +157,14 @@ fn listener(menu_cache: &Arc<MenuCache>, hub: &Arc<Hub>) -> ChangeListener {
                 menu_cache.changed(shop_id);
             }
         }
+        Change::Everything => {
+            if let Some(menu_cache) = menu_cache.upgrade() {
+                menu_cache.changed_all();
+            }
+            if let Some(hub) = hub.upgrade() {
+                hub.announce_all();
+            }
+        }
     })
 }
 
