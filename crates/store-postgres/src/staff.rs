@@ -1,0 +1,68 @@
+//! Staff writes under an `Idempotency-Key`: taken, looked up, performed
+//! and recorded in one transaction.
+
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::{Answer, Claim, StaffWrite};
+
+use crate::error::PgError;
+use crate::idempotency::{self, IN_FLIGHT_WAIT, Lookup};
+use crate::tx::Tx;
+use crate::{inventory, orders, sessions, shops};
+
+/// A staff write under its claim: the key is taken (waiting at most
+/// [`IN_FLIGHT_WAIT`] for a request holding it), then replayed, refused, or
+/// written with its response, in one transaction.
+pub(crate) async fn write(
+    tx: &mut Tx,
+    claim: &Claim,
+    write: StaffWrite,
+    now: Timestamp,
+) -> Result<Answer, PgError> {
+    tx.lock_timeout(IN_FLIGHT_WAIT).await?;
+    idempotency::lock(tx, claim).await?;
+    match idempotency::lookup(tx.conn(), claim, now).await? {
+        Lookup::Absent => {}
+        Lookup::Replay(response) => return Ok(Answer::Replayed(response)),
+        Lookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+    }
+    let (shop_id, response) = match write {
+        StaffWrite::CreateShop(shop, render) => {
+            shops::insert(tx.conn(), &shop).await?;
+            (shop.shop_id, render(&shop))
+        }
+        StaffWrite::OpenSession(session, render) => {
+            sessions::open(tx, &session).await?;
+            (session.shop_id, render(&session))
+        }
+        StaffWrite::Restock {
+            shop_id,
+            item_id,
+            quantity,
+            actor,
+            now,
+            render,
+        } => {
+            let item = inventory::restock(tx, shop_id, item_id, quantity, &actor, now).await?;
+            (shop_id, render(&item))
+        }
+        StaffWrite::Checkout {
+            session_id,
+            now,
+            render,
+        } => {
+            let (bill, shop_id) = sessions::checkout(tx, session_id, now).await?;
+            (shop_id, render(&bill))
+        }
+        StaffWrite::SetOrderStatus {
+            order_id,
+            change,
+            now,
+            render,
+        } => {
+            let order = orders::set_status(tx, order_id, &change, now).await?;
+            (order.shop_id, render(&order))
+        }
+    };
+    idempotency::complete(tx, claim, Some(shop_id), &response, now).await?;
+    Ok(Answer::Fresh(response))
+}
