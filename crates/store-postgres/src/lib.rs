@@ -57,7 +57,7 @@ use uuid::Uuid;
 
 use crate::error::{PgError, classify, is_lock_timeout};
 use crate::listen::Announcer;
-use crate::tx::Tx;
+use crate::tx::{LOCK_TIMEOUT, Tx};
 
 pub use sqlx::postgres::PgConnectOptions as ConnectOptions;
 
@@ -66,10 +66,6 @@ const POOL_SIZE: u32 = 16;
 /// How long a request waits for a free connection before the database
 /// counts as unavailable.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
-/// The longest any statement waits for a lock, unless its transaction sets
-/// a shorter bound (the order path does). Holders are short transactions,
-/// so a wait this long means the database is stuck: `Unavailable`.
-const LOCK_TIMEOUT: &str = "10s";
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();
 
@@ -103,7 +99,7 @@ impl PgStore {
     /// migrations (in the first schema of the connection's `search_path`),
     /// and starts listening for other nodes' changes.
     pub async fn connect_with(options: PgConnectOptions) -> StoreResult<PgStore> {
-        let options = options.options([("lock_timeout", LOCK_TIMEOUT)]);
+        let options = options.options([("lock_timeout", tx::millis(LOCK_TIMEOUT))]);
         let pool = PgPoolOptions::new()
             .max_connections(POOL_SIZE)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -318,12 +314,16 @@ impl Store for PgStore {
     async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
         let now = ordergate_domain::now();
         let mut tx = self.begin().await?;
-        let result = staff::write(&mut tx, &claim, write, now).await;
-        if matches!(&result, Err(e) if is_lock_timeout(e)) {
+        match staff::take_key(&mut tx, &claim).await {
+            Ok(()) => {}
             // Another request with this key (on some node) is still running.
-            tx.rollback().await;
-            return Err(Rejection::SessionBusy.into());
+            Err(e) if is_lock_timeout(&e) => {
+                tx.rollback().await;
+                return Err(Rejection::SessionBusy.into());
+            }
+            Err(e) => return self.finish(tx, Err(e)).await,
         }
+        let result = staff::write(&mut tx, &claim, write, now).await;
         self.finish(tx, result).await
     }
 

@@ -6,20 +6,27 @@ use ordergate_store::{Answer, Claim, StaffWrite};
 
 use crate::error::PgError;
 use crate::idempotency::{self, IN_FLIGHT_WAIT, Lookup};
-use crate::tx::Tx;
+use crate::tx::{LOCK_TIMEOUT, Tx};
 use crate::{inventory, orders, sessions, shops};
 
-/// A staff write under its claim: the key is taken (waiting at most
-/// [`IN_FLIGHT_WAIT`] for a request holding it), then replayed, refused, or
-/// written with its response, in one transaction.
+/// Takes the claim's key, waiting at most [`IN_FLIGHT_WAIT`] for a request
+/// (on any node) that holds it; a wait that runs out fails with 55P03.
+pub(crate) async fn take_key(tx: &mut Tx, claim: &Claim) -> Result<(), PgError> {
+    tx.lock_timeout(IN_FLIGHT_WAIT).await?;
+    idempotency::lock(tx, claim).await?;
+    // The write itself may wait as long as any other (a checkout behind an
+    // order at the table, say).
+    tx.lock_timeout(LOCK_TIMEOUT).await
+}
+
+/// A staff write under its claim, whose key this transaction holds:
+/// replayed, refused, or written with its response.
 pub(crate) async fn write(
     tx: &mut Tx,
     claim: &Claim,
     write: StaffWrite,
     now: Timestamp,
 ) -> Result<Answer, PgError> {
-    tx.lock_timeout(IN_FLIGHT_WAIT).await?;
-    idempotency::lock(tx, claim).await?;
     match idempotency::lookup(tx.conn(), claim, now).await? {
         Lookup::Absent => {}
         Lookup::Replay(response) => return Ok(Answer::Replayed(response)),

@@ -7,12 +7,26 @@
 //! hear of it exactly when it becomes visible, and hands the changes back
 //! to be announced on this node.
 
+use std::time::Duration;
+
 use ordergate_store::Change;
 use sqlx::Transaction;
 use sqlx::postgres::{PgConnection, PgPool, Postgres};
 
 use crate::error::PgError;
 use crate::listen;
+
+/// The longest any statement waits for a lock, unless its transaction sets
+/// another bound (the order path sets its deadline). Holders are short
+/// transactions, so a wait this long means the database is stuck:
+/// `Unavailable`.
+pub(crate) const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A duration as a PostgreSQL setting: whole milliseconds, at least 1
+/// (0 would turn a timeout off).
+pub(crate) fn millis(wait: Duration) -> String {
+    format!("{}ms", wait.as_millis().clamp(1, i32::MAX as u128))
+}
 
 pub(crate) struct Tx {
     db: Transaction<'static, Postgres>,
@@ -43,10 +57,9 @@ impl Tx {
 
     /// Bounds every lock wait of the rest of this transaction (`SET LOCAL
     /// lock_timeout`); a wait that runs out fails with SQLSTATE 55P03.
-    pub(crate) async fn lock_timeout(&mut self, wait: std::time::Duration) -> Result<(), PgError> {
-        let millis = wait.as_millis().clamp(1, i32::MAX as u128);
+    pub(crate) async fn lock_timeout(&mut self, wait: Duration) -> Result<(), PgError> {
         sqlx::query("select set_config('lock_timeout', $1, true)")
-            .bind(format!("{millis}ms"))
+            .bind(millis(wait))
             .execute(self.conn())
             .await?;
         Ok(())
