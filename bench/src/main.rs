@@ -410,7 +410,7 @@ impl BenchServer {
         settings.staff_token = Some(STAFF_TOKEN.into());
         settings.client_cooldown_ms = 0;
         settings.duplicate_window_secs = 0;
-        let store = open_store(&settings.database)?;
+        let store = open_store(&settings).await?;
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let base = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = oneshot::channel::<()>();

@@ -1,8 +1,6 @@
 //! Idempotency records: claimed, looked up and completed inside the
 //! transaction of the write they guard.
 
-use std::time::Duration;
-
 use ordergate_domain::Timestamp;
 use ordergate_store::{Claim, StoredResponse};
 use sqlx::Row;
@@ -12,10 +10,6 @@ use uuid::Uuid;
 use crate::codec::status;
 use crate::error::PgError;
 use crate::tx::Tx;
-
-/// How long a request waits for another one holding its key (on any node)
-/// before giving up: the contract's default `inflight-wait-ms`.
-pub(crate) const IN_FLIGHT_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) enum Lookup {
     /// No live record: the write runs.

@@ -78,7 +78,11 @@ pub struct PgStore {
     pool: PgPool,
     announcer: Announcer,
     listening: JoinHandle<()>,
+    in_flight_wait: Duration,
 }
+
+/// The contract's default `inflight-wait-ms`.
+const DEFAULT_IN_FLIGHT_WAIT: Duration = Duration::from_secs(2);
 
 impl Drop for PgStore {
     fn drop(&mut self) {
@@ -118,7 +122,15 @@ impl PgStore {
             pool,
             announcer,
             listening,
+            in_flight_wait: DEFAULT_IN_FLIGHT_WAIT,
         })
+    }
+
+    /// How long a request waits for another one holding its idempotency key
+    /// (on any node) before it is answered `RequestInProgress`.
+    pub fn with_in_flight_wait(mut self, wait: Duration) -> PgStore {
+        self.in_flight_wait = wait;
+        self
     }
 
     async fn begin(&self) -> StoreResult<Tx> {
@@ -314,14 +326,8 @@ impl Store for PgStore {
     async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
         let now = ordergate_domain::now();
         let mut tx = self.begin().await?;
-        match staff::take_key(&mut tx, &claim).await {
-            Ok(()) => {}
-            // Another request with this key (on some node) is still running.
-            Err(e) if is_lock_timeout(&e) => {
-                tx.rollback().await;
-                return Err(Rejection::SessionBusy.into());
-            }
-            Err(e) => return self.finish(tx, Err(e)).await,
+        if let Err(e) = staff::take_key(&mut tx, &claim, self.in_flight_wait).await {
+            return self.finish(tx, Err(e)).await;
         }
         let result = staff::write(&mut tx, &claim, write, now).await;
         self.finish(tx, result).await
@@ -329,13 +335,20 @@ impl Store for PgStore {
 
     async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
         let mut tx = self.begin().await?;
-        let result = place::place(&mut tx, &order).await;
-        if matches!(&result, Err(e) if is_lock_timeout(e)) {
+        let result = place::place(&mut tx, &order, self.in_flight_wait).await;
+        let gave_up = match &result {
+            Err(PgError::Rejected(Rejection::RequestInProgress)) => {
+                Some(Rejection::RequestInProgress)
+            }
+            Err(e) if is_lock_timeout(e) => Some(Rejection::SessionBusy),
+            _ => None,
+        };
+        if let Some(rejection) = gave_up {
             // The wait for the key or the table ran out; that transaction is
             // aborted, so the refusal is filed in a new one.
             tx.rollback().await;
             let mut tx = self.begin().await?;
-            let result = place::gave_up(&mut tx, &order).await;
+            let result = place::gave_up(&mut tx, &order, rejection).await;
             return self.finish(tx, result).await;
         }
         self.finish(tx, result).await

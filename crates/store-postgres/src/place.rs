@@ -9,7 +9,7 @@
 //! audited in a fresh transaction (the first one is aborted).
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ordergate_domain::audit::{ACCEPTED, AuditEntry, REPLAYED};
 use ordergate_domain::catalog::{MenuItem, Topping};
@@ -29,7 +29,8 @@ use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
 use crate::error::PgError;
-use crate::idempotency::{self, IN_FLIGHT_WAIT, Lookup};
+use crate::error::is_lock_timeout;
+use crate::idempotency::{self, Lookup};
 use crate::inventory::{self, Cause};
 use crate::orders::{self, select};
 use crate::tx::Tx;
@@ -44,10 +45,19 @@ fn client_id(cmd: &PlaceOrder) -> Option<&str> {
 
 /// Places an order or refuses it, and files the audit row either way: a
 /// refusal is an `Ok` outcome, so its audit row (and PIN count) commit.
-pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgError> {
+/// A request still holding the claim's key after `in_flight_wait` (on any
+/// node) ends this one as `RequestInProgress`.
+pub(crate) async fn place(
+    tx: &mut Tx,
+    cmd: &PlaceOrder,
+    in_flight_wait: Duration,
+) -> Result<Ordered, PgError> {
     if let Some(claim) = &cmd.claim {
-        tx.lock_timeout(IN_FLIGHT_WAIT).await?;
-        idempotency::lock(tx, claim).await?;
+        tx.lock_timeout(in_flight_wait).await?;
+        match idempotency::lock(tx, claim).await {
+            Err(e) if is_lock_timeout(&e) => return Err(Rejection::RequestInProgress.into()),
+            other => other?,
+        }
     }
     // The rest waits no longer than the order is willing to wait for its table.
     let left = cmd
@@ -85,13 +95,16 @@ pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgEr
     })
 }
 
-/// The outcome of an order whose wait for its key or its table ran out:
-/// `SessionBusy`, with its audit row.
-pub(crate) async fn gave_up(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgError> {
+/// The outcome of an order whose wait for its key (`RequestInProgress`) or
+/// its table (`SessionBusy`) ran out, with its audit row.
+pub(crate) async fn gave_up(
+    tx: &mut Tx,
+    cmd: &PlaceOrder,
+    rejection: Rejection,
+) -> Result<Ordered, PgError> {
     let session = sessions::find(tx.conn(), cmd.session_id)
         .await?
         .ok_or(Rejection::NotFound("session"))?;
-    let rejection = Rejection::SessionBusy;
     let entry = AuditEntry::refused(
         cmd.now,
         session.session_id,

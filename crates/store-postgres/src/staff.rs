@@ -1,19 +1,24 @@
 //! Staff writes under an `Idempotency-Key`: taken, looked up, performed
 //! and recorded in one transaction.
 
+use std::time::Duration;
+
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{Answer, Claim, StaffWrite};
 
-use crate::error::PgError;
-use crate::idempotency::{self, IN_FLIGHT_WAIT, Lookup};
+use crate::error::{PgError, is_lock_timeout};
+use crate::idempotency::{self, Lookup};
 use crate::tx::{LOCK_TIMEOUT, Tx};
 use crate::{inventory, orders, sessions, shops};
 
-/// Takes the claim's key, waiting at most [`IN_FLIGHT_WAIT`] for a request
-/// (on any node) that holds it; a wait that runs out fails with 55P03.
-pub(crate) async fn take_key(tx: &mut Tx, claim: &Claim) -> Result<(), PgError> {
-    tx.lock_timeout(IN_FLIGHT_WAIT).await?;
-    idempotency::lock(tx, claim).await?;
+/// Takes the claim's key, waiting at most `wait` for a request (on any node)
+/// that holds it: past that, `RequestInProgress`.
+pub(crate) async fn take_key(tx: &mut Tx, claim: &Claim, wait: Duration) -> Result<(), PgError> {
+    tx.lock_timeout(wait).await?;
+    match idempotency::lock(tx, claim).await {
+        Err(e) if is_lock_timeout(&e) => return Err(Rejection::RequestInProgress.into()),
+        other => other?,
+    }
     // The write itself may wait as long as any other (a checkout behind an
     // order at the table, say).
     tx.lock_timeout(LOCK_TIMEOUT).await

@@ -1,6 +1,7 @@
-//! Bounded waits of the order path: a request that cannot get its table or
-//! its idempotency key in time is refused as `SessionBusy`, with its audit
-//! row, and keeps nothing against its key.
+//! Bounded waits of the order path: a request that cannot get its table in
+//! time is refused as `SessionBusy`, one whose idempotency key stays held
+//! by another request (on any node) as `RequestInProgress`; either keeps
+//! its audit row and nothing against its key.
 
 mod support;
 
@@ -86,7 +87,7 @@ async fn an_order_that_cannot_get_its_table_in_time_is_session_busy_and_audited(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn requests_whose_key_stays_held_elsewhere_are_session_busy() {
+async fn requests_whose_key_stays_held_elsewhere_are_in_progress() {
     let Some(url) = support::database_url() else {
         return;
     };
@@ -115,7 +116,7 @@ async fn requests_whose_key_stays_held_elsewhere_are_session_busy() {
 
     let started = Instant::now();
     let ordered = store.place_order(cmd.clone()).await.expect("an answer");
-    assert_eq!(ordered.outcome, Err(Rejection::SessionBusy));
+    assert_eq!(ordered.outcome, Err(Rejection::RequestInProgress));
     let waited = started.elapsed();
     assert!(
         waited >= Duration::from_millis(1900) && waited < Duration::from_secs(4),
@@ -126,7 +127,7 @@ async fn requests_whose_key_stays_held_elsewhere_are_session_busy() {
         .await
         .expect("audit");
     assert_eq!(audit.len(), 1);
-    assert_eq!(audit[0].code, "SESSION_BUSY");
+    assert_eq!(audit[0].code, "REQUEST_IN_PROGRESS");
 
     let checkout = StaffWrite::Checkout {
         session_id: table.session_id,
@@ -138,8 +139,8 @@ async fn requests_whose_key_stays_held_elsewhere_are_session_busy() {
         }),
     };
     match store.idempotent(staff, checkout).await {
-        Err(StoreError::Rejected(Rejection::SessionBusy)) => {}
-        other => panic!("expected SessionBusy, got {other:?}"),
+        Err(StoreError::Rejected(Rejection::RequestInProgress)) => {}
+        other => panic!("expected RequestInProgress, got {other:?}"),
     }
     held.rollback().await.expect("release the keys");
     let session = store

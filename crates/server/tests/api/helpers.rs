@@ -3,10 +3,11 @@
 use std::net::SocketAddr;
 
 use ordergate_server::{Settings, open_store, serve};
+
+use crate::database::TestDatabase;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use uuid::Uuid;
@@ -19,7 +20,8 @@ pub struct TestApp {
     settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
-    dir: TempDir,
+    /// Kept until the test ends; `None` only while a restart hands it over.
+    database: Option<TestDatabase>,
 }
 
 /// A response with its body read: JSON when it parses, else `Value::Null`.
@@ -181,25 +183,23 @@ impl TestApp {
 
     /// Starts a server whose settings `configure` may change first.
     pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("ordergate.db").display());
-        let mut settings = Settings::new(url);
+        let database = TestDatabase::create().await;
+        let mut settings = Settings::new(database.url.clone());
         settings.staff_token = Some(STAFF_TOKEN.into());
         configure(&mut settings);
-        Self::start(settings, dir).await
+        Self::start(settings, database).await
     }
 
     /// Stops this server gracefully and starts a new one on the same database.
     pub async fn restart(mut self) -> TestApp {
         let settings = self.settings.clone();
-        let dir = tempfile::tempdir().unwrap();
-        let dir = std::mem::replace(&mut self.dir, dir);
+        let database = self.database.take().expect("the test's database");
         self.stop().await;
-        Self::start(settings, dir).await
+        Self::start(settings, database).await
     }
 
-    async fn start(settings: Settings, dir: TempDir) -> TestApp {
-        let store = open_store(&settings.database).unwrap();
+    async fn start(settings: Settings, database: TestDatabase) -> TestApp {
+        let store = open_store(&settings).await.unwrap();
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .unwrap();
@@ -214,7 +214,7 @@ impl TestApp {
             settings,
             shutdown: Some(shutdown),
             server: Some(server),
-            dir,
+            database: Some(database),
         }
     }
 

@@ -1,6 +1,7 @@
 //! HTTP integration tests: the real server on port 0 over a fresh SQLite
 //! database per test, driven through its public API with a real client.
 
+mod database;
 mod helpers;
 
 mod catalog;
