@@ -21,8 +21,8 @@ struct Schema {
 
 impl TestDatabase {
     pub async fn create() -> TestDatabase {
-        let dir = tempfile::tempdir().unwrap();
         if std::env::var("ORDERGATE_TEST_BACKEND").as_deref() != Ok("postgres") {
+            let dir = tempfile::tempdir().unwrap();
             let url = format!("sqlite://{}", dir.path().join("ordergate.db").display());
             return TestDatabase {
                 url,
@@ -30,9 +30,16 @@ impl TestDatabase {
                 _schema: None,
             };
         }
-        let admin_url = std::env::var("ORDERGATE_TEST_DATABASE_URL").expect(
+        Self::postgres().await.expect(
             "ORDERGATE_TEST_BACKEND=postgres needs ORDERGATE_TEST_DATABASE_URL=postgres://…",
-        );
+        )
+    }
+
+    /// A fresh PostgreSQL schema, when `ORDERGATE_TEST_DATABASE_URL` names a
+    /// database to make it in.
+    pub async fn postgres() -> Option<TestDatabase> {
+        let admin_url = std::env::var("ORDERGATE_TEST_DATABASE_URL").ok()?;
+        let dir = tempfile::tempdir().unwrap();
         let name = format!("og_api_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&admin_url).await.unwrap();
         // The name is ours: "og_api_" and a UUID's hex digits.
@@ -41,11 +48,11 @@ impl TestDatabase {
             .await
             .unwrap();
         let separator = if admin_url.contains('?') { '&' } else { '?' };
-        TestDatabase {
+        Some(TestDatabase {
             url: format!("{admin_url}{separator}options[search_path]={name}"),
             _dir: dir,
             _schema: Some(Schema { admin_url, name }),
-        }
+        })
     }
 }
 

@@ -20,7 +20,8 @@ pub struct TestApp {
     settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
-    /// Kept until the test ends; `None` only while a restart hands it over.
+    /// Kept until the test ends; `None` for a node of a database someone
+    /// else keeps.
     database: Option<TestDatabase>,
 }
 
@@ -187,18 +188,25 @@ impl TestApp {
         let mut settings = Settings::new(database.url.clone());
         settings.staff_token = Some(STAFF_TOKEN.into());
         configure(&mut settings);
-        Self::start(settings, database).await
+        Self::start(settings, Some(database)).await
     }
 
     /// Stops this server gracefully and starts a new one on the same database.
     pub async fn restart(mut self) -> TestApp {
         let settings = self.settings.clone();
-        let database = self.database.take().expect("the test's database");
+        let database = self.database.take();
         self.stop().await;
         Self::start(settings, database).await
     }
 
-    async fn start(settings: Settings, database: TestDatabase) -> TestApp {
+    /// Another node on `database`, which the caller keeps.
+    pub async fn spawn_node(database: &TestDatabase) -> TestApp {
+        let mut settings = Settings::new(database.url.clone());
+        settings.staff_token = Some(STAFF_TOKEN.into());
+        Self::start(settings, None).await
+    }
+
+    async fn start(settings: Settings, database: Option<TestDatabase>) -> TestApp {
         let store = open_store(&settings).await.unwrap();
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
@@ -214,7 +222,7 @@ impl TestApp {
             settings,
             shutdown: Some(shutdown),
             server: Some(server),
-            database: Some(database),
+            database,
         }
     }
 

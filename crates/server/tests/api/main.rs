@@ -11,6 +11,7 @@ mod inventory;
 mod kitchen;
 mod menu;
 mod menu_cache;
+mod nodes;
 mod ops;
 mod order_audit;
 mod order_checks;
