@@ -49,7 +49,7 @@ pub struct BenchServer {
 impl BenchServer {
     pub async fn start(database: &Path) -> anyhow::Result<BenchServer> {
         let settings = settings(sqlite_url(database));
-        let store = open_store(&settings.database)?;
+        let store = open_store(&settings).await?;
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let base = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = oneshot::channel::<()>();
@@ -70,7 +70,7 @@ impl BenchServer {
 /// bench). `serve` prints the address it listens on.
 pub async fn serve_child(database_url: String) -> anyhow::Result<()> {
     let settings = settings(database_url);
-    let store = open_store(&settings.database)?;
+    let store = open_store(&settings).await?;
     let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     serve(settings, store, listener, async {
         let mut sink = Vec::new();

@@ -34,6 +34,8 @@ pub enum Rejection {
     CooldownActive { until: Timestamp },
     #[error("the session is busy")]
     SessionBusy,
+    #[error("a request with this idempotency key is still in progress")]
+    RequestInProgress,
     #[error("out of stock")]
     OutOfStock { shortages: Vec<Shortage> },
     #[error("line {line}: unknown menu item {menu_item_id}")]
@@ -78,6 +80,7 @@ impl Rejection {
             Rejection::DuplicatePayload { .. } => ErrorCode::DuplicatePayload,
             Rejection::CooldownActive { .. } => ErrorCode::CooldownActive,
             Rejection::SessionBusy => ErrorCode::SessionBusy,
+            Rejection::RequestInProgress => ErrorCode::RequestInProgress,
             Rejection::OutOfStock { .. } => ErrorCode::OutOfStock,
             Rejection::UnknownMenuItem { .. } => ErrorCode::UnknownMenuItem,
             Rejection::ItemUnavailable { .. } => ErrorCode::ItemUnavailable,

@@ -10,6 +10,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, Request};
 use ordergate_domain::session::PinPolicy;
 use ordergate_store::{Change, ChangeListener, Store};
+use ordergate_store_postgres::PgStore;
 use ordergate_store_sqlite::SqliteStore;
 use tokio::net::TcpListener;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -85,17 +86,24 @@ impl AppState {
     }
 }
 
-/// Opens the backend a database URL names, applying its migrations.
-pub fn open_store(url: &str) -> anyhow::Result<Arc<dyn Store>> {
+/// Opens the backend the database URL names (`sqlite://FILE` embedded,
+/// `postgres://…` for several nodes), applying its migrations.
+pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+    let url = settings.database.as_str();
     if let Some(path) = ordergate_store_sqlite::path_from_url(url) {
         let store = SqliteStore::open(&path)
             .with_context(|| format!("cannot open SQLite database {}", path.display()))?;
         return Ok(Arc::new(store));
     }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        bail!("this build of ordergate has no PostgreSQL backend yet; use a sqlite:// URL");
+    if ordergate_store_postgres::is_postgres_url(url) {
+        // The URL may carry a password: it stays out of the message.
+        let store = PgStore::connect(url)
+            .await
+            .context("cannot open the PostgreSQL database")?
+            .with_in_flight_wait(settings.inflight_wait());
+        return Ok(Arc::new(store));
     }
-    bail!("unsupported database URL {url:?}: expected sqlite://FILE")
+    bail!("unsupported database URL: expected sqlite://FILE or postgres://…")
 }
 
 /// The complete HTTP application for a server reachable at `bound`, and
@@ -155,6 +163,14 @@ fn listener(menu_cache: &Arc<MenuCache>, hub: &Arc<Hub>) -> ChangeListener {
         Change::Stock(shop_id) | Change::Catalog(shop_id) => {
             if let Some(menu_cache) = menu_cache.upgrade() {
                 menu_cache.changed(shop_id);
+            }
+        }
+        Change::Everything => {
+            if let Some(menu_cache) = menu_cache.upgrade() {
+                menu_cache.changed_all();
+            }
+            if let Some(hub) = hub.upgrade() {
+                hub.announce_all();
             }
         }
     })

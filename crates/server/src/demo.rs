@@ -51,14 +51,6 @@ pub async fn run(
         bail!("the demo runs on SQLite: give --database sqlite://FILE");
     };
     reset(&path)?;
-    let store = open_store(&args.database)?;
-    let seeded = seed(store.as_ref()).await?;
-    let listener = TcpListener::bind(args.listen).await.with_context(|| {
-        format!(
-            "cannot listen on {} (try --listen 127.0.0.1:0)",
-            args.listen
-        )
-    })?;
     let token = args
         .staff_token
         .clone()
@@ -67,6 +59,14 @@ pub async fn run(
     settings.listen = args.listen;
     settings.staff_token = Some(token.clone());
     settings.public_url = args.public_url;
+    let store = open_store(&settings).await?;
+    let seeded = seed(store.as_ref()).await?;
+    let listener = TcpListener::bind(args.listen).await.with_context(|| {
+        format!(
+            "cannot listen on {} (try --listen 127.0.0.1:0)",
+            args.listen
+        )
+    })?;
     let base = settings.public_url(listener.local_addr()?);
     print_welcome(&path, &base, &token, &seeded);
     serve(settings, store, listener, shutdown).await

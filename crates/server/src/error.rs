@@ -127,6 +127,11 @@ impl From<Rejection> for ApiError {
                 ApiError::new(code, "this device just placed an order; wait a moment")
                     .retry_after(seconds_until(until))
             }
+            Rejection::RequestInProgress => ApiError::new(
+                code,
+                "a request with this Idempotency-Key is still being processed; retry in a moment",
+            )
+            .retry_after(1),
             Rejection::SessionBusy => {
                 ApiError::new(code, "the table is busy with other orders; retry shortly").retry_after(1)
             }

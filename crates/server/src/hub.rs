@@ -144,6 +144,12 @@ impl Hub {
         }
     }
 
+    /// Wakes every feed: the store may have missed announcing changes.
+    pub fn announce_all(&self) {
+        let feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
+        feeds.values().for_each(|feed| feed.wake.notify_one());
+    }
+
     /// The shop's feed, started on first use.
     async fn feed(&self, shop_id: Uuid) -> StoreResult<Arc<Feed>> {
         if let Some(feed) = self

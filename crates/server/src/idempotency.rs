@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ordergate_domain::Timestamp;
 use ordergate_domain::idempotency::IdempotencyKey;
+use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{Answer, Claim, Render, StaffWrite, StoreResult, StoredResponse};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -181,11 +181,7 @@ impl InFlight {
                     .await
                     .is_err();
                 if still_running {
-                    return Err(ApiError::new(
-                        ErrorCode::RequestInProgress,
-                        "a request with this Idempotency-Key is still being processed; retry in a moment",
-                    )
-                    .retry_after(1));
+                    return Err(Rejection::RequestInProgress.into());
                 }
                 work().await
             }

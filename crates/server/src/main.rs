@@ -46,7 +46,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run(settings: Settings) -> anyhow::Result<()> {
-    let store = open_store(&settings.database)?;
+    let store = open_store(&settings).await?;
     let listener = TcpListener::bind(settings.listen).await?;
     serve(settings, store, listener, shutdown_signal()).await
 }

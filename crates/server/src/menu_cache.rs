@@ -8,6 +8,7 @@
 //! write: an entry is re-rendered from memory once its earliest lapse passes.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
@@ -41,6 +42,8 @@ struct Cached {
 pub struct MenuCache {
     menus: moka::sync::Cache<Uuid, Arc<Cached>>,
     generations: Mutex<HashMap<Uuid, u64>>,
+    /// Bumped when every shop's menu may be stale.
+    epoch: AtomicU64,
 }
 
 impl Default for MenuCache {
@@ -48,6 +51,7 @@ impl Default for MenuCache {
         MenuCache {
             menus: moka::sync::Cache::new(CAPACITY),
             generations: Mutex::default(),
+            epoch: AtomicU64::new(0),
         }
     }
 }
@@ -59,9 +63,17 @@ impl MenuCache {
         *generations.entry(shop_id).or_default() += 1;
     }
 
+    /// Marks every shop's menu stale (the store may have missed changes),
+    /// loads under way included.
+    pub fn changed_all(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The shop's changes plus every shop's, so either makes a cached menu stale.
     fn generation(&self, shop_id: Uuid) -> u64 {
         let generations = self.generations.lock().unwrap_or_else(|e| e.into_inner());
-        generations.get(&shop_id).copied().unwrap_or_default()
+        let own = generations.get(&shop_id).copied().unwrap_or_default();
+        own.wrapping_add(self.epoch.load(Ordering::SeqCst))
     }
 
     pub async fn get(

@@ -38,6 +38,10 @@ pub enum Change {
     Stock(Uuid),
     /// The shop's catalog was replaced.
     Catalog(Uuid),
+    /// The announcer may have missed changes; reload everything. Sent by a
+    /// backend whose cross-node notifications were interrupted (a dropped
+    /// `LISTEN` connection): anything may have changed meanwhile.
+    Everything,
 }
 
 /// Called once per change, on the thread that committed it: must not block.

@@ -3,10 +3,11 @@
 use std::net::SocketAddr;
 
 use ordergate_server::{Settings, open_store, serve};
+
+use crate::database::TestDatabase;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use uuid::Uuid;
@@ -19,7 +20,9 @@ pub struct TestApp {
     settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
-    dir: TempDir,
+    /// Kept until the test ends; `None` for a node of a database someone
+    /// else keeps.
+    database: Option<TestDatabase>,
 }
 
 /// A response with its body read: JSON when it parses, else `Value::Null`.
@@ -181,25 +184,30 @@ impl TestApp {
 
     /// Starts a server whose settings `configure` may change first.
     pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("ordergate.db").display());
-        let mut settings = Settings::new(url);
+        let database = TestDatabase::create().await;
+        let mut settings = Settings::new(database.url.clone());
         settings.staff_token = Some(STAFF_TOKEN.into());
         configure(&mut settings);
-        Self::start(settings, dir).await
+        Self::start(settings, Some(database)).await
     }
 
     /// Stops this server gracefully and starts a new one on the same database.
     pub async fn restart(mut self) -> TestApp {
         let settings = self.settings.clone();
-        let dir = tempfile::tempdir().unwrap();
-        let dir = std::mem::replace(&mut self.dir, dir);
+        let database = self.database.take();
         self.stop().await;
-        Self::start(settings, dir).await
+        Self::start(settings, database).await
     }
 
-    async fn start(settings: Settings, dir: TempDir) -> TestApp {
-        let store = open_store(&settings.database).unwrap();
+    /// Another node on `database`, which the caller keeps.
+    pub async fn spawn_node(database: &TestDatabase) -> TestApp {
+        let mut settings = Settings::new(database.url.clone());
+        settings.staff_token = Some(STAFF_TOKEN.into());
+        Self::start(settings, None).await
+    }
+
+    async fn start(settings: Settings, database: Option<TestDatabase>) -> TestApp {
+        let store = open_store(&settings).await.unwrap();
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .unwrap();
@@ -214,7 +222,7 @@ impl TestApp {
             settings,
             shutdown: Some(shutdown),
             server: Some(server),
-            dir,
+            database,
         }
     }
 

@@ -1,6 +1,7 @@
 //! HTTP integration tests: the real server on port 0 over a fresh SQLite
 //! database per test, driven through its public API with a real client.
 
+mod database;
 mod helpers;
 
 mod catalog;
@@ -10,6 +11,7 @@ mod inventory;
 mod kitchen;
 mod menu;
 mod menu_cache;
+mod nodes;
 mod ops;
 mod order_audit;
 mod order_checks;

@@ -26,6 +26,11 @@
 //! the multi-threaded runtime and macros) as a dev-dependency, because the
 //! tests are `#[tokio::test]`s.
 //!
+//! A backend that needs something the machine may not have (a database
+//! server) can yield `Option<(store, guard)>` instead: on `None` the test
+//! passes without running its check, so the factory should say on stderr
+//! that it skipped and why (see [`Fixture`]).
+//!
 //! Every check asserts exact values, and every check can fail: each one
 //! names the rule it guards.
 
@@ -80,6 +85,27 @@ impl IntoSharedStore for Arc<dyn Store> {
 impl IntoSharedStore for Box<dyn Store> {
     fn into_shared(self) -> Arc<dyn Store> {
         Arc::from(self)
+    }
+}
+
+/// What a conformance factory yields: `(store, guard)`, or an `Option` of
+/// one when the backend may be unavailable (`None` skips the check).
+pub trait Fixture {
+    type Guard;
+    fn into_fixture(self) -> Option<(Arc<dyn Store>, Self::Guard)>;
+}
+
+impl<S: IntoSharedStore, G> Fixture for (S, G) {
+    type Guard = G;
+    fn into_fixture(self) -> Option<(Arc<dyn Store>, G)> {
+        Some((self.0.into_shared(), self.1))
+    }
+}
+
+impl<S: IntoSharedStore, G> Fixture for Option<(S, G)> {
+    type Guard = G;
+    fn into_fixture(self) -> Option<(Arc<dyn Store>, G)> {
+        self.and_then(Fixture::into_fixture)
     }
 }
 
@@ -199,8 +225,10 @@ macro_rules! __conformance_tests {
         $(
             #[::tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $check() {
-                let (store, guard) = $factory.await;
-                let store = $crate::conformance::IntoSharedStore::into_shared(store);
+                let Some((store, guard)) = $crate::conformance::Fixture::into_fixture($factory.await)
+                else {
+                    return;
+                };
                 $crate::conformance::$check(&*store).await;
                 ::std::mem::drop(store);
                 ::std::mem::drop(guard);
@@ -209,8 +237,10 @@ macro_rules! __conformance_tests {
         $(
             #[::tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $shared() {
-                let (store, guard) = $factory.await;
-                let store = $crate::conformance::IntoSharedStore::into_shared(store);
+                let Some((store, guard)) = $crate::conformance::Fixture::into_fixture($factory.await)
+                else {
+                    return;
+                };
                 $crate::conformance::$shared(::std::sync::Arc::clone(&store)).await;
                 ::std::mem::drop(store);
                 ::std::mem::drop(guard);

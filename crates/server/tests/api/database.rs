@@ -1,0 +1,83 @@
+//! Where a test server keeps its data: a temporary SQLite file, or, with
+//! `ORDERGATE_TEST_BACKEND=postgres`, a fresh schema of the PostgreSQL
+//! database `ORDERGATE_TEST_DATABASE_URL` names. `.ci/run` runs the suite
+//! both ways.
+
+use sqlx::{Connection, PgConnection};
+use tempfile::TempDir;
+
+pub struct TestDatabase {
+    /// The URL a server opens.
+    pub url: String,
+    _dir: TempDir,
+    /// Dropped with the test.
+    _schema: Option<Schema>,
+}
+
+struct Schema {
+    admin_url: String,
+    name: String,
+}
+
+impl TestDatabase {
+    pub async fn create() -> TestDatabase {
+        if std::env::var("ORDERGATE_TEST_BACKEND").as_deref() != Ok("postgres") {
+            let dir = tempfile::tempdir().unwrap();
+            let url = format!("sqlite://{}", dir.path().join("ordergate.db").display());
+            return TestDatabase {
+                url,
+                _dir: dir,
+                _schema: None,
+            };
+        }
+        Self::postgres().await.expect(
+            "ORDERGATE_TEST_BACKEND=postgres needs ORDERGATE_TEST_DATABASE_URL=postgres://…",
+        )
+    }
+
+    /// A fresh PostgreSQL schema, when `ORDERGATE_TEST_DATABASE_URL` names a
+    /// database to make it in.
+    pub async fn postgres() -> Option<TestDatabase> {
+        let admin_url = std::env::var("ORDERGATE_TEST_DATABASE_URL").ok()?;
+        let dir = tempfile::tempdir().unwrap();
+        let name = format!("og_api_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(&admin_url).await.unwrap();
+        // The name is ours: "og_api_" and a UUID's hex digits.
+        sqlx::query(sqlx::AssertSqlSafe(format!("create schema {name}")))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        let separator = if admin_url.contains('?') { '&' } else { '?' };
+        Some(TestDatabase {
+            url: format!("{admin_url}{separator}options[search_path]={name}"),
+            _dir: dir,
+            _schema: Some(Schema { admin_url, name }),
+        })
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        let (url, name) = (self.admin_url.clone(), self.name.clone());
+        // Drop runs inside the test's runtime, which cannot be blocked on:
+        // the schema goes away from a thread with its own.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let mut admin = PgConnection::connect(&url).await?;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "drop schema if exists {name} cascade"
+                )))
+                .execute(&mut admin)
+                .await
+                .map(drop)
+            })
+        });
+        if let Ok(Err(e)) = dropped.join() {
+            eprintln!("could not drop test schema {}: {e}", self.name);
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! The catalog: menu items and toppings, replaced whole by each put.
+
+use std::collections::HashMap;
+
+use ordergate_domain::Timestamp;
+use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping};
+use ordergate_store::Change;
+use sqlx::Row;
+use sqlx::postgres::{PgConnection, PgRow};
+use uuid::Uuid;
+
+use crate::codec::{json, name};
+use crate::error::PgError;
+use crate::shops;
+use crate::tx::Tx;
+
+pub(crate) async fn put(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    input: CatalogInput,
+    now: Timestamp,
+) -> Result<Catalog, PgError> {
+    // Catalog writers of one shop take turns: the kinds validated against
+    // stay true until this one commits.
+    shops::lock_for_catalog(tx.conn(), shop_id).await?;
+    let known = known_kinds(tx.conn(), shop_id).await?;
+    let valid = input.validate(|id| known.get(&id).copied())?;
+
+    // Everything not in the new catalog ends up retired.
+    sqlx::query("update menu_items set retired = true where shop_id = $1")
+        .bind(shop_id)
+        .execute(tx.conn())
+        .await?;
+    sqlx::query("update toppings set retired = true where shop_id = $1")
+        .bind(shop_id)
+        .execute(tx.conn())
+        .await?;
+
+    let positions = |n: usize| (0..n as i64).collect::<Vec<i64>>();
+    sqlx::query(
+        "insert into toppings (shop_id, topping_id, name, price, position, retired)
+         select $1, t.topping_id, t.name, t.price, t.position, false
+         from unnest($2::uuid[], $3::text[], $4::bigint[], $5::bigint[])
+             as t (topping_id, name, price, position)
+         on conflict (shop_id, topping_id) do update set
+             name = excluded.name, price = excluded.price,
+             position = excluded.position, retired = false",
+    )
+    .bind(shop_id)
+    .bind(
+        valid
+            .toppings
+            .iter()
+            .map(|t| t.topping_id)
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        valid
+            .toppings
+            .iter()
+            .map(|t| t.name.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(valid.toppings.iter().map(|t| t.price).collect::<Vec<_>>())
+    .bind(positions(valid.toppings.len()))
+    .execute(tx.conn())
+    .await?;
+
+    let topping_ids = valid
+        .items
+        .iter()
+        .map(|i| serde_json::to_string(&i.topping_ids))
+        .collect::<Result<Vec<_>, _>>()?;
+    sqlx::query(
+        "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
+                                 topping_ids, max_toppings, position, retired)
+         select $1, m.menu_item_id, m.name, m.description, m.category, m.price,
+                m.topping_ids, m.max_toppings, m.position, false
+         from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[],
+                     $7::text[], $8::bigint[], $9::bigint[])
+             as m (menu_item_id, name, description, category, price, topping_ids,
+                   max_toppings, position)
+         on conflict (shop_id, menu_item_id) do update set
+             name = excluded.name, description = excluded.description,
+             category = excluded.category, price = excluded.price,
+             topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
+             position = excluded.position, retired = false",
+    )
+    .bind(shop_id)
+    .bind(
+        valid
+            .items
+            .iter()
+            .map(|i| i.menu_item_id)
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        valid
+            .items
+            .iter()
+            .map(|i| i.name.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        valid
+            .items
+            .iter()
+            .map(|i| i.description.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        valid
+            .items
+            .iter()
+            .map(|i| i.category.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(valid.items.iter().map(|i| i.price).collect::<Vec<_>>())
+    .bind(topping_ids)
+    .bind(
+        valid
+            .items
+            .iter()
+            .map(|i| i.max_toppings)
+            .collect::<Vec<_>>(),
+    )
+    .bind(positions(valid.items.len()))
+    .execute(tx.conn())
+    .await?;
+
+    // New ids start untracked; existing ids keep their stock. Sorted, so
+    // the rows are written in one order whoever writes them.
+    let mut kinds: Vec<(Uuid, ItemKind)> = valid.kinds().into_iter().collect();
+    kinds.sort_unstable_by_key(|(id, _)| *id);
+    sqlx::query(
+        "insert into inventory (shop_id, item_id, kind, stock, version, updated_at)
+         select $1, k.item_id, k.kind, null, 1, $4
+         from unnest($2::uuid[], $3::text[]) as k (item_id, kind)
+         on conflict (shop_id, item_id) do nothing",
+    )
+    .bind(shop_id)
+    .bind(kinds.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+    .bind(
+        kinds
+            .iter()
+            .map(|(_, kind)| kind.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+
+    let version: i64 = sqlx::query_scalar(
+        "update shops set catalog_version = catalog_version + 1 where shop_id = $1
+         returning catalog_version",
+    )
+    .bind(shop_id)
+    .fetch_one(tx.conn())
+    .await?;
+    tx.note(Change::Catalog(shop_id));
+    Ok(Catalog {
+        shop_id,
+        version,
+        toppings: valid.toppings,
+        items: valid.items,
+    })
+}
+
+/// The kind of every id this shop has ever used, retired ones included.
+async fn known_kinds(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+) -> Result<HashMap<Uuid, ItemKind>, PgError> {
+    let kinds = sqlx::query("select item_id, kind from inventory where shop_id = $1")
+        .bind(shop_id)
+        .try_map(|row: PgRow| Ok((row.try_get::<Uuid, _>(0)?, name(&row, 1, ItemKind::parse)?)))
+        .fetch_all(conn)
+        .await?;
+    Ok(kinds.into_iter().collect())
+}
+
+/// The active catalog; callers check the shop exists.
+pub(crate) async fn get(conn: &mut PgConnection, shop_id: Uuid) -> Result<Catalog, PgError> {
+    let version: i64 = sqlx::query_scalar("select catalog_version from shops where shop_id = $1")
+        .bind(shop_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let toppings = sqlx::query(
+        "select topping_id, name, price from toppings
+         where shop_id = $1 and not retired order by position",
+    )
+    .bind(shop_id)
+    .try_map(topping_from_row)
+    .fetch_all(&mut *conn)
+    .await?;
+    let items = sqlx::query(
+        "select menu_item_id, name, description, category, price, topping_ids, max_toppings
+         from menu_items where shop_id = $1 and not retired order by position",
+    )
+    .bind(shop_id)
+    .try_map(menu_item_from_row)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(Catalog {
+        shop_id,
+        version,
+        toppings,
+        items,
+    })
+}
+
+/// The shop's menu items among `ids`, each with whether it is retired.
+pub(crate) async fn menu_items(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    ids: &[Uuid],
+) -> Result<HashMap<Uuid, (MenuItem, bool)>, PgError> {
+    let items = sqlx::query(
+        "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
+                retired
+         from menu_items where shop_id = $1 and menu_item_id = any($2)",
+    )
+    .bind(shop_id)
+    .bind(ids)
+    .try_map(|row: PgRow| {
+        let retired: bool = row.try_get(7)?;
+        let item = menu_item_from_row(row)?;
+        Ok((item.menu_item_id, (item, retired)))
+    })
+    .fetch_all(conn)
+    .await?;
+    Ok(items.into_iter().collect())
+}
+
+/// The shop's active toppings among `ids`.
+pub(crate) async fn active_toppings(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    ids: &[Uuid],
+) -> Result<HashMap<Uuid, Topping>, PgError> {
+    let toppings = sqlx::query(
+        "select topping_id, name, price from toppings
+         where shop_id = $1 and topping_id = any($2) and not retired",
+    )
+    .bind(shop_id)
+    .bind(ids)
+    .try_map(topping_from_row)
+    .fetch_all(conn)
+    .await?;
+    Ok(toppings.into_iter().map(|t| (t.topping_id, t)).collect())
+}
+
+fn topping_from_row(row: PgRow) -> sqlx::Result<Topping> {
+    Ok(Topping {
+        topping_id: row.try_get(0)?,
+        name: row.try_get(1)?,
+        price: row.try_get(2)?,
+    })
+}
+
+fn menu_item_from_row(row: PgRow) -> sqlx::Result<MenuItem> {
+    Ok(MenuItem {
+        menu_item_id: row.try_get(0)?,
+        name: row.try_get(1)?,
+        description: row.try_get(2)?,
+        category: row.try_get(3)?,
+        price: row.try_get(4)?,
+        topping_ids: json(&row, 5)?,
+        max_toppings: row.try_get(6)?,
+    })
+}

@@ -1,0 +1,137 @@
+//! What a PostgreSQL transaction can fail with, and how each failure is
+//! reported to the server.
+
+use ordergate_domain::Rejection;
+use ordergate_store::StoreError;
+
+/// What a step inside a transaction can fail with; `?` works on sqlx errors
+/// and business rejections alike, and either rolls the transaction back.
+#[derive(Debug)]
+pub(crate) enum PgError {
+    Rejected(Rejection),
+    Db(sqlx::Error),
+    /// A stored value that cannot be decoded: a bug or damaged data.
+    Corrupt(String),
+}
+
+impl From<sqlx::Error> for PgError {
+    fn from(e: sqlx::Error) -> Self {
+        PgError::Db(e)
+    }
+}
+
+impl From<Rejection> for PgError {
+    fn from(r: Rejection) -> Self {
+        PgError::Rejected(r)
+    }
+}
+
+impl From<serde_json::Error> for PgError {
+    fn from(e: serde_json::Error) -> Self {
+        PgError::Corrupt(e.to_string())
+    }
+}
+
+impl From<PgError> for StoreError {
+    fn from(e: PgError) -> Self {
+        match e {
+            PgError::Rejected(r) => StoreError::Rejected(r),
+            PgError::Corrupt(what) => StoreError::Internal(what.into()),
+            PgError::Db(e) => classify(e),
+        }
+    }
+}
+
+/// PostgreSQL's `lock_not_available`: a wait under `lock_timeout` ran out.
+const LOCK_NOT_AVAILABLE: &str = "55P03";
+
+/// The store error for a database failure: `Unavailable` when the database
+/// cannot be reached or used right now (retrying later may work; a lock
+/// wait past the connection's `lock_timeout` counts, where no caller mapped
+/// it to a refusal), `Internal` for everything else, unmapped unique
+/// violations included.
+pub(crate) fn classify(e: sqlx::Error) -> StoreError {
+    if is_unavailable(&e) {
+        StoreError::Unavailable(Box::new(e))
+    } else {
+        StoreError::Internal(Box::new(e))
+    }
+}
+
+fn is_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| unavailable_state(&code) || code == LOCK_NOT_AVAILABLE),
+        _ => false,
+    }
+}
+
+/// SQLSTATEs that say the server cannot serve now: connection exceptions
+/// (class 08), insufficient resources (class 53), and the server shutting
+/// down or starting up (57P01 admin shutdown, 57P02 crash shutdown, 57P03
+/// cannot connect now).
+fn unavailable_state(code: &str) -> bool {
+    code.starts_with("08") || code.starts_with("53") || matches!(code, "57P01" | "57P02" | "57P03")
+}
+
+fn sqlstate(e: &PgError) -> Option<String> {
+    match e {
+        PgError::Db(sqlx::Error::Database(db)) => db.code().map(|c| c.into_owned()),
+        _ => None,
+    }
+}
+
+/// Whether a lock wait ran past its `lock_timeout`.
+pub(crate) fn is_lock_timeout(e: &PgError) -> bool {
+    sqlstate(e).as_deref() == Some(LOCK_NOT_AVAILABLE)
+}
+
+/// Whether `e` violates the unique constraint or index named `constraint`.
+pub(crate) fn violates(e: &sqlx::Error, constraint: &str) -> bool {
+    match e {
+        sqlx::Error::Database(db) => {
+            db.is_unique_violation() && db.constraint() == Some(constraint)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_resource_and_shutdown_states_are_unavailable() {
+        for code in [
+            "08006", "08001", "53300", "53100", "57P01", "57P02", "57P03",
+        ] {
+            assert!(unavailable_state(code), "{code}");
+        }
+        for code in ["23505", "40001", "40P01", "55P03", "57014", "42P01"] {
+            assert!(!unavailable_state(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn pool_and_io_failures_are_unavailable() {
+        assert!(matches!(
+            classify(sqlx::Error::PoolTimedOut),
+            StoreError::Unavailable(_)
+        ));
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        assert!(matches!(
+            classify(sqlx::Error::Io(io)),
+            StoreError::Unavailable(_)
+        ));
+        assert!(matches!(
+            classify(sqlx::Error::RowNotFound),
+            StoreError::Internal(_)
+        ));
+    }
+}

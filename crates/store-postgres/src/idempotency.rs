@@ -1,0 +1,109 @@
+//! Idempotency records: claimed, looked up and completed inside the
+//! transaction of the write they guard.
+
+use ordergate_domain::Timestamp;
+use ordergate_store::{Claim, StoredResponse};
+use sqlx::Row;
+use sqlx::postgres::{PgConnection, PgRow};
+use uuid::Uuid;
+
+use crate::codec::status;
+use crate::error::PgError;
+use crate::tx::Tx;
+
+pub(crate) enum Lookup {
+    /// No live record: the write runs.
+    Absent,
+    /// The same request completed before: replay this.
+    Replay(StoredResponse),
+    /// The key was used for another request.
+    Mismatch,
+}
+
+/// Takes the claim's key for the rest of the transaction: a request with
+/// the same scope and key, on any node, waits here until this transaction
+/// ends, then finds its record. Bounded by the transaction's
+/// `lock_timeout`; the caller sets it first.
+pub(crate) async fn lock(tx: &mut Tx, claim: &Claim) -> Result<(), PgError> {
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))")
+        .bind(&claim.scope)
+        .bind(&claim.key)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn lookup(
+    conn: &mut PgConnection,
+    claim: &Claim,
+    now: Timestamp,
+) -> Result<Lookup, PgError> {
+    let record = sqlx::query(
+        "select fingerprint, status, body, location from idempotency_keys
+         where scope = $1 and idempotency_key = $2 and expires_at > $3",
+    )
+    .bind(&claim.scope)
+    .bind(&claim.key)
+    .bind(now)
+    .try_map(|row: PgRow| {
+        Ok((
+            row.try_get::<String, _>(0)?,
+            StoredResponse {
+                status: status(&row, 1)?,
+                body: row.try_get(2)?,
+                location: row.try_get(3)?,
+            },
+        ))
+    })
+    .fetch_optional(conn)
+    .await?;
+    Ok(match record {
+        None => Lookup::Absent,
+        Some((fingerprint, response)) if fingerprint == claim.fingerprint => {
+            Lookup::Replay(response.replayed())
+        }
+        Some(_) => Lookup::Mismatch,
+    })
+}
+
+/// Stores the response of a completed write; an expired record of the same
+/// key is replaced (the key is new again).
+pub(crate) async fn complete(
+    tx: &mut Tx,
+    claim: &Claim,
+    shop_id: Option<Uuid>,
+    response: &StoredResponse,
+    now: Timestamp,
+) -> Result<(), PgError> {
+    sqlx::query(
+        "insert into idempotency_keys (scope, idempotency_key, shop_id, fingerprint, status,
+                                       body, location, created_at, expires_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         on conflict (scope, idempotency_key) do update set
+             shop_id = excluded.shop_id, fingerprint = excluded.fingerprint,
+             status = excluded.status, body = excluded.body, location = excluded.location,
+             created_at = excluded.created_at, expires_at = excluded.expires_at",
+    )
+    .bind(&claim.scope)
+    .bind(&claim.key)
+    .bind(shop_id)
+    .bind(&claim.fingerprint)
+    .bind(i64::from(response.status))
+    .bind(&response.body)
+    .bind(&response.location)
+    .bind(now)
+    .bind(claim.expires_at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn purge(conn: &mut PgConnection, now: Timestamp) -> Result<u64, PgError> {
+    Ok(
+        sqlx::query("delete from idempotency_keys where expires_at <= $1")
+            .bind(now)
+            .execute(conn)
+            .await?
+            .rows_affected(),
+    )
+}

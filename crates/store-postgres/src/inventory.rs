@@ -1,0 +1,331 @@
+//! Stock levels, manual 86 marks and their op log. A level is only changed
+//! with its row locked (`for update`), and every change writes its log row
+//! and `stock.changed` event in the same transaction.
+
+use std::collections::HashMap;
+
+use ordergate_domain::catalog::ItemKind;
+use ordergate_domain::events::{STOCK_CHANGED, StockChanged};
+use ordergate_domain::inventory::{
+    self, InventoryItem, LogEntry, Operation, StockChange, StockLevel,
+};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::Change;
+use sqlx::Row;
+use sqlx::postgres::{PgConnection, PgRow};
+use uuid::Uuid;
+
+use crate::codec::name;
+use crate::error::PgError;
+use crate::tx::Tx;
+use crate::{events, shops};
+
+/// Inventory rows of active (not retired) items and toppings, with names.
+macro_rules! active {
+    () => {
+        "select i.item_id, i.kind, coalesce(m.name, t.name), i.stock, i.marked_sold_out,
+                i.sold_out_until, i.version, i.updated_at
+         from inventory i
+         left join menu_items m
+             on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
+         left join toppings t
+             on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id
+         where i.shop_id = $1 and not coalesce(m.retired, t.retired)"
+    };
+}
+
+fn from_row(row: PgRow) -> sqlx::Result<InventoryItem> {
+    Ok(InventoryItem {
+        item_id: row.try_get(0)?,
+        kind: name(&row, 1, ItemKind::parse)?,
+        name: row.try_get(2)?,
+        level: StockLevel {
+            stock: row.try_get(3)?,
+            marked_sold_out: row.try_get(4)?,
+            sold_out_until: row.try_get(5)?,
+        },
+        version: row.try_get(6)?,
+        updated_at: row.try_get(7)?,
+    })
+}
+
+/// Menu items first, then toppings, each in catalog order.
+pub(crate) async fn list(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+) -> Result<Vec<InventoryItem>, PgError> {
+    Ok(sqlx::query(concat!(
+        active!(),
+        " order by i.kind = 'topping', coalesce(m.position, t.position)"
+    ))
+    .bind(shop_id)
+    .try_map(from_row)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The active item, its inventory row locked until the transaction ends.
+async fn require_active(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item_id: Uuid,
+) -> Result<InventoryItem, PgError> {
+    shops::require(tx.conn(), shop_id).await?;
+    sqlx::query(concat!(active!(), " and i.item_id = $2 for update of i"))
+        .bind(shop_id)
+        .bind(item_id)
+        .try_map(from_row)
+        .fetch_optional(tx.conn())
+        .await?
+        .ok_or_else(|| Rejection::NotFound("inventory item").into())
+}
+
+pub(crate) async fn update(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item_id: Uuid,
+    change: &StockChange,
+    actor: &str,
+    now: Timestamp,
+) -> Result<InventoryItem, PgError> {
+    let item = require_active(tx, shop_id, item_id).await?;
+    let next = change.apply(&item.level);
+    store_level(
+        tx,
+        shop_id,
+        item,
+        next,
+        Cause::new(Operation::Set, actor, now),
+    )
+    .await
+}
+
+pub(crate) async fn restock(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item_id: Uuid,
+    quantity: i64,
+    actor: &str,
+    now: Timestamp,
+) -> Result<InventoryItem, PgError> {
+    let item = require_active(tx, shop_id, item_id).await?;
+    let next = inventory::restock(&item.level, item_id, quantity)?;
+    store_level(
+        tx,
+        shop_id,
+        item,
+        next,
+        Cause::new(Operation::Restock, actor, now),
+    )
+    .await
+}
+
+/// Why a level changed, for its log row.
+pub(crate) struct Cause<'a> {
+    pub(crate) operation: Operation,
+    pub(crate) actor: &'a str,
+    pub(crate) order_id: Option<Uuid>,
+    pub(crate) now: Timestamp,
+}
+
+impl<'a> Cause<'a> {
+    pub(crate) fn new(operation: Operation, actor: &'a str, now: Timestamp) -> Cause<'a> {
+        Cause {
+            operation,
+            actor,
+            order_id: None,
+            now,
+        }
+    }
+}
+
+/// Writes a new level, bumping the version; logs the stock change if there
+/// is one and announces it. Writing an unchanged level is a no-op.
+async fn store_level(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item: InventoryItem,
+    next: StockLevel,
+    cause: Cause<'_>,
+) -> Result<InventoryItem, PgError> {
+    if next == item.level {
+        return Ok(item);
+    }
+    change_level(tx, shop_id, item.item_id, &item.level, &next, &cause).await?;
+    Ok(InventoryItem {
+        level: next,
+        version: item.version + 1,
+        updated_at: cause.now,
+        ..item
+    })
+}
+
+/// Stores `after` over a level read (and locked) as `before`.
+pub(crate) async fn change_level(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item_id: Uuid,
+    before: &StockLevel,
+    after: &StockLevel,
+    cause: &Cause<'_>,
+) -> Result<(), PgError> {
+    sqlx::query(
+        "update inventory
+         set stock = $3, marked_sold_out = $4, sold_out_until = $5,
+             version = version + 1, updated_at = $6
+         where shop_id = $1 and item_id = $2",
+    )
+    .bind(shop_id)
+    .bind(item_id)
+    .bind(after.stock)
+    .bind(after.marked_sold_out)
+    .bind(after.sold_out_until)
+    .bind(cause.now)
+    .execute(tx.conn())
+    .await?;
+    record(tx, shop_id, item_id, before, after, cause).await
+}
+
+/// Takes `quantity` from a tracked level read (and locked) as `before`,
+/// only if that much is there: the update is conditional, so even a caller
+/// that forgot the lock could not take stock below zero.
+pub(crate) async fn take(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item_id: Uuid,
+    before: &StockLevel,
+    quantity: i64,
+    cause: &Cause<'_>,
+) -> Result<(), PgError> {
+    let taken = sqlx::query(
+        "update inventory
+         set stock = stock - $3, version = version + 1, updated_at = $4
+         where shop_id = $1 and item_id = $2 and stock >= $3",
+    )
+    .bind(shop_id)
+    .bind(item_id)
+    .bind(quantity)
+    .bind(cause.now)
+    .execute(tx.conn())
+    .await?
+    .rows_affected();
+    if taken != 1 {
+        return Err(PgError::Corrupt(format!(
+            "stock of {item_id} changed under its row lock"
+        )));
+    }
+    let after = StockLevel {
+        stock: before.stock.map(|s| s - quantity),
+        ..before.clone()
+    };
+    record(tx, shop_id, item_id, before, &after, cause).await
+}
+
+/// The op-log row (when the count moved) and the `stock.changed` event.
+async fn record(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item_id: Uuid,
+    before: &StockLevel,
+    after: &StockLevel,
+    cause: &Cause<'_>,
+) -> Result<(), PgError> {
+    if let Some(mut entry) = LogEntry::for_change(
+        before,
+        after,
+        item_id,
+        cause.operation,
+        cause.actor,
+        cause.now,
+    ) {
+        entry.order_id = cause.order_id;
+        append_log(tx.conn(), shop_id, &entry).await?;
+    }
+    let changed = StockChanged::new(item_id, after, cause.now);
+    events::append(tx, shop_id, STOCK_CHANGED, None, &changed, cause.now).await?;
+    tx.note(Change::Stock(shop_id));
+    Ok(())
+}
+
+/// The stored levels of these items and toppings (active or retired), their
+/// rows locked in ascending id order, the order every transaction locks
+/// stock in, so concurrent orders cannot deadlock.
+pub(crate) async fn lock_levels(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    item_ids: &[Uuid],
+) -> Result<HashMap<Uuid, StockLevel>, PgError> {
+    let rows = sqlx::query(
+        "select item_id, stock, marked_sold_out, sold_out_until from inventory
+         where shop_id = $1 and item_id = any($2)
+         order by item_id for update",
+    )
+    .bind(shop_id)
+    .bind(item_ids)
+    .try_map(|row: PgRow| {
+        Ok((
+            row.try_get::<Uuid, _>(0)?,
+            StockLevel {
+                stock: row.try_get(1)?,
+                marked_sold_out: row.try_get(2)?,
+                sold_out_until: row.try_get(3)?,
+            },
+        ))
+    })
+    .fetch_all(tx.conn())
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+async fn append_log(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    entry: &LogEntry,
+) -> Result<(), PgError> {
+    sqlx::query(
+        "insert into inventory_log (shop_id, item_id, operation, delta, stock_before,
+                                    stock_after, order_id, actor, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(shop_id)
+    .bind(entry.item_id)
+    .bind(entry.operation.as_str())
+    .bind(entry.delta)
+    .bind(entry.stock_before)
+    .bind(entry.stock_after)
+    .bind(entry.order_id)
+    .bind(&entry.actor)
+    .bind(entry.at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn log(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    limit: Limit,
+) -> Result<Vec<LogEntry>, PgError> {
+    shops::require(conn, shop_id).await?;
+    Ok(sqlx::query(
+        "select created_at, item_id, operation, delta, stock_before, stock_after, order_id, actor
+         from inventory_log where shop_id = $1 order by log_id desc limit $2",
+    )
+    .bind(shop_id)
+    .bind(i64::from(limit.get()))
+    .try_map(|row: PgRow| {
+        Ok(LogEntry {
+            at: row.try_get(0)?,
+            item_id: row.try_get(1)?,
+            operation: name(&row, 2, Operation::parse)?,
+            delta: row.try_get(3)?,
+            stock_before: row.try_get(4)?,
+            stock_after: row.try_get(5)?,
+            order_id: row.try_get(6)?,
+            actor: row.try_get(7)?,
+        })
+    })
+    .fetch_all(conn)
+    .await?)
+}

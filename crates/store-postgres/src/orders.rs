@@ -1,0 +1,203 @@
+//! Orders as stored: reading them, and moving them along their status
+//! machine (a cancellation puts back the stock its placement took).
+
+use ordergate_domain::Rejection;
+use ordergate_domain::Timestamp;
+use ordergate_domain::events::ORDER_UPDATED;
+use ordergate_domain::inventory::{Operation, StockLevel};
+use ordergate_domain::order::{Order, OrderSource, OrderStatus, StatusChange, Transition};
+use ordergate_domain::paging::Limit;
+use sqlx::Row;
+use sqlx::postgres::{PgConnection, PgRow};
+use uuid::Uuid;
+
+use crate::codec::{json, name};
+use crate::error::PgError;
+use crate::inventory::{self, Cause};
+use crate::tx::Tx;
+use crate::{events, shops};
+
+/// Order columns with the session's table label, decoded by [`from_row`].
+macro_rules! select {
+    () => {
+        "select o.order_id, o.shop_id, o.session_id, s.table_label, o.ticket_number,
+                o.status, o.source, o.client_id, o.lines, o.note, o.total,
+                o.created_at, o.version
+         from orders o join table_sessions s on s.session_id = o.session_id"
+    };
+}
+pub(crate) use select;
+
+pub(crate) fn from_row(row: PgRow) -> sqlx::Result<Order> {
+    Ok(Order {
+        order_id: row.try_get(0)?,
+        shop_id: row.try_get(1)?,
+        session_id: row.try_get(2)?,
+        table_label: row.try_get(3)?,
+        ticket_number: row.try_get(4)?,
+        status: name(&row, 5, OrderStatus::parse)?,
+        source: name(&row, 6, OrderSource::parse)?,
+        client_id: row.try_get(7)?,
+        items: json(&row, 8)?,
+        note: row.try_get(9)?,
+        total: row.try_get(10)?,
+        created_at: row.try_get(11)?,
+        version: row.try_get(12)?,
+    })
+}
+
+pub(crate) async fn find(
+    conn: &mut PgConnection,
+    order_id: Uuid,
+) -> Result<Option<Order>, PgError> {
+    Ok(sqlx::query(concat!(select!(), " where o.order_id = $1"))
+        .bind(order_id)
+        .try_map(from_row)
+        .fetch_optional(conn)
+        .await?)
+}
+
+pub(crate) async fn of_session(
+    conn: &mut PgConnection,
+    session_id: Uuid,
+    newest_first: bool,
+    limit: Option<Limit>,
+) -> Result<Vec<Order>, PgError> {
+    let query = if newest_first {
+        sqlx::query(concat!(
+            select!(),
+            " where o.session_id = $1 order by o.created_at desc, o.order_id desc limit $2"
+        ))
+    } else {
+        sqlx::query(concat!(
+            select!(),
+            " where o.session_id = $1 order by o.created_at, o.order_id limit $2"
+        ))
+    };
+    Ok(query
+        .bind(session_id)
+        .bind(limit.map(|l| i64::from(l.get())))
+        .try_map(from_row)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// The shop's orders in `statuses` (every status when empty), oldest first:
+/// the order a kitchen works through them.
+pub(crate) async fn of_shop(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    statuses: &[OrderStatus],
+    limit: Limit,
+) -> Result<Vec<Order>, PgError> {
+    shops::require(conn, shop_id).await?;
+    let statuses: Vec<&str> = statuses.iter().map(|s| s.as_str()).collect();
+    Ok(sqlx::query(concat!(
+        select!(),
+        " where o.shop_id = $1 and (cardinality($2::text[]) = 0 or o.status = any($2))
+         order by o.created_at, o.order_id limit $3"
+    ))
+    .bind(shop_id)
+    .bind(statuses)
+    .bind(i64::from(limit.get()))
+    .try_map(from_row)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Moves an order along its status machine (see [`OrderStatus::transition`]),
+/// its row locked so concurrent changes take turns.
+pub(crate) async fn set_status(
+    tx: &mut Tx,
+    order_id: Uuid,
+    change: &StatusChange,
+    now: Timestamp,
+) -> Result<Order, PgError> {
+    let order = sqlx::query(concat!(select!(), " where o.order_id = $1 for update of o"))
+        .bind(order_id)
+        .try_map(from_row)
+        .fetch_optional(tx.conn())
+        .await?
+        .ok_or(Rejection::NotFound("order"))?;
+    let transition = order.status.transition(change.status);
+    if transition == Some(Transition::Unchanged) {
+        return Ok(order);
+    }
+    if let Some(expected) = change.expected_version
+        && expected != order.version
+    {
+        return Err(Rejection::VersionConflict {
+            current: order.version,
+        }
+        .into());
+    }
+    match transition {
+        Some(Transition::Cancel) => put_back_stock(tx, &order, now).await?,
+        Some(Transition::Advance | Transition::Unchanged) => {}
+        None => {
+            return Err(Rejection::InvalidTransition {
+                from: order.status.as_str(),
+                to: change.status.as_str(),
+            }
+            .into());
+        }
+    }
+    sqlx::query(
+        "update orders set status = $2, version = version + 1, updated_at = $3
+         where order_id = $1",
+    )
+    .bind(order_id)
+    .bind(change.status.as_str())
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    let order = Order {
+        status: change.status,
+        version: order.version + 1,
+        ..order
+    };
+    events::append(
+        tx,
+        order.shop_id,
+        ORDER_UPDATED,
+        Some(order.session_id),
+        &order,
+        now,
+    )
+    .await?;
+    Ok(order)
+}
+
+/// Returns what the order's placement took, as its `order` log rows record
+/// it: an item untracked since then takes nothing back, and one that was
+/// untracked then gives nothing. Every row is locked (ascending ids) before
+/// the first is written.
+async fn put_back_stock(tx: &mut Tx, order: &Order, now: Timestamp) -> Result<(), PgError> {
+    let taken: Vec<(Uuid, i64)> = sqlx::query(
+        "select item_id, (-sum(delta))::bigint from inventory_log
+         where shop_id = $1 and order_id = $2 and operation = 'order'
+         group by item_id order by item_id",
+    )
+    .bind(order.shop_id)
+    .bind(order.order_id)
+    .try_map(|row: PgRow| Ok((row.try_get(0)?, row.try_get(1)?)))
+    .fetch_all(tx.conn())
+    .await?;
+    let ids: Vec<Uuid> = taken.iter().map(|(id, _)| *id).collect();
+    let levels = inventory::lock_levels(tx, order.shop_id, &ids).await?;
+    let cause = Cause {
+        order_id: Some(order.order_id),
+        ..Cause::new(Operation::Cancel, "staff", now)
+    };
+    for (item_id, quantity) in taken {
+        let Some(before) = levels.get(&item_id).filter(|l| l.stock.is_some()) else {
+            continue;
+        };
+        let after = StockLevel {
+            stock: before.stock.map(|s| s + quantity),
+            ..before.clone()
+        };
+        inventory::change_level(tx, order.shop_id, item_id, before, &after, &cause).await?;
+    }
+    Ok(())
+}

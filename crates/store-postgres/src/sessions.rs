@@ -1,0 +1,248 @@
+//! Table sessions: opening (one active session per table), PIN attempts,
+//! checkout.
+
+use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::PinOutcome;
+use sqlx::Row;
+use sqlx::postgres::{PgConnection, PgRow};
+use uuid::Uuid;
+
+use crate::codec::name;
+use crate::error::{PgError, violates};
+use crate::tx::Tx;
+use crate::{events, shops};
+
+/// The partial unique index that admits one active session per table.
+const ONE_ACTIVE: &str = "table_sessions_one_active";
+
+macro_rules! columns {
+    () => {
+        "session_id, shop_id, table_label, pin, status, opened_at, closed_at, pin_failures,
+         pin_locked_until"
+    };
+}
+
+fn from_row(row: PgRow) -> sqlx::Result<Session> {
+    Ok(Session {
+        session_id: row.try_get(0)?,
+        shop_id: row.try_get(1)?,
+        table_label: row.try_get(2)?,
+        pin: row.try_get(3)?,
+        status: name(&row, 4, SessionStatus::parse)?,
+        opened_at: row.try_get(5)?,
+        closed_at: row.try_get(6)?,
+        pin_failures: row.try_get(7)?,
+        pin_locked_until: row.try_get(8)?,
+    })
+}
+
+pub(crate) async fn open(tx: &mut Tx, session: &Session) -> Result<(), PgError> {
+    shops::require(tx.conn(), session.shop_id).await?;
+    let occupied = || Rejection::TableOccupied {
+        table_label: session.table_label.clone(),
+    };
+    // Waits for a checkout of the table in progress, and sees its outcome.
+    let active = sqlx::query(
+        "select 1 from table_sessions
+         where shop_id = $1 and table_label = $2 and status = 'active' for update",
+    )
+    .bind(session.shop_id)
+    .bind(&session.table_label)
+    .fetch_optional(tx.conn())
+    .await?;
+    if active.is_some() {
+        return Err(occupied().into());
+    }
+    // Two opens of a free table both get here; the unique index lets one
+    // insert and makes the other wait for it, then fail.
+    let inserted = sqlx::query(
+        "insert into table_sessions (session_id, shop_id, table_label, pin, status, opened_at)
+         values ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(session.session_id)
+    .bind(session.shop_id)
+    .bind(&session.table_label)
+    .bind(&session.pin)
+    .bind(session.status.as_str())
+    .bind(session.opened_at)
+    .execute(tx.conn())
+    .await;
+    match inserted {
+        Ok(_) => {}
+        Err(e) if violates(&e, ONE_ACTIVE) => return Err(occupied().into()),
+        Err(e) => return Err(e.into()),
+    }
+    let opened = SessionChanged::from(session);
+    events::append(
+        tx,
+        session.shop_id,
+        SESSION_OPENED,
+        Some(session.session_id),
+        &opened,
+        session.opened_at,
+    )
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn list(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    status: Option<SessionStatus>,
+    limit: Limit,
+) -> Result<Vec<Session>, PgError> {
+    shops::require(conn, shop_id).await?;
+    Ok(sqlx::query(concat!(
+        "select ",
+        columns!(),
+        " from table_sessions
+         where shop_id = $1 and ($2::text is null or status = $2)
+         order by opened_at desc, seq desc limit $3"
+    ))
+    .bind(shop_id)
+    .bind(status.map(SessionStatus::as_str))
+    .bind(i64::from(limit.get()))
+    .try_map(from_row)
+    .fetch_all(conn)
+    .await?)
+}
+
+pub(crate) async fn find(
+    conn: &mut PgConnection,
+    session_id: Uuid,
+) -> Result<Option<Session>, PgError> {
+    Ok(sqlx::query(concat!(
+        "select ",
+        columns!(),
+        " from table_sessions where session_id = $1"
+    ))
+    .bind(session_id)
+    .try_map(from_row)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// The session with its row locked until the transaction ends: PIN
+/// attempts, orders and checkout of one table take turns. The wait is
+/// bounded by the transaction's `lock_timeout`, if it set one.
+pub(crate) async fn lock(tx: &mut Tx, session_id: Uuid) -> Result<Option<Session>, PgError> {
+    Ok(sqlx::query(concat!(
+        "select ",
+        columns!(),
+        " from table_sessions where session_id = $1 for update"
+    ))
+    .bind(session_id)
+    .try_map(from_row)
+    .fetch_optional(tx.conn())
+    .await?)
+}
+
+async fn require_locked(tx: &mut Tx, session_id: Uuid) -> Result<Session, PgError> {
+    lock(tx, session_id)
+        .await?
+        .ok_or_else(|| Rejection::NotFound("session").into())
+}
+
+pub(crate) async fn verify_pin(
+    tx: &mut Tx,
+    session_id: Uuid,
+    given: Option<&str>,
+    policy: PinPolicy,
+    now: Timestamp,
+) -> Result<PinOutcome, PgError> {
+    let session = require_locked(tx, session_id).await?;
+    judge_pin(tx, &session, given, policy, now).await
+}
+
+/// Judges a PIN attempt on a session locked by this transaction and
+/// records its effect.
+pub(crate) async fn judge_pin(
+    tx: &mut Tx,
+    session: &Session,
+    given: Option<&str>,
+    policy: PinPolicy,
+    now: Timestamp,
+) -> Result<PinOutcome, PgError> {
+    Ok(match session.check_pin(given, policy, now) {
+        PinCheck::Accepted { reset } => {
+            if reset {
+                record_failures(tx, session.session_id, 0, None).await?;
+            }
+            PinOutcome::Accepted(Session {
+                pin_failures: 0,
+                pin_locked_until: None,
+                ..session.clone()
+            })
+        }
+        PinCheck::Missing => PinOutcome::Invalid,
+        PinCheck::Wrong {
+            failures,
+            locked_until,
+        } => {
+            record_failures(tx, session.session_id, failures, locked_until).await?;
+            PinOutcome::Invalid
+        }
+        PinCheck::Locked { until } => PinOutcome::Locked { until },
+    })
+}
+
+async fn record_failures(
+    tx: &mut Tx,
+    session_id: Uuid,
+    failures: i64,
+    locked_until: Option<Timestamp>,
+) -> Result<(), PgError> {
+    sqlx::query(
+        "update table_sessions set pin_failures = $2, pin_locked_until = $3
+         where session_id = $1",
+    )
+    .bind(session_id)
+    .bind(failures)
+    .bind(locked_until)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// Closes the session once and returns its bill, with the session's shop.
+pub(crate) async fn checkout(
+    tx: &mut Tx,
+    session_id: Uuid,
+    now: Timestamp,
+) -> Result<(Bill, Uuid), PgError> {
+    let session = require_locked(tx, session_id).await?;
+    let closed_at = match session.closed_at {
+        Some(closed_at) => closed_at,
+        None => {
+            sqlx::query(
+                "update table_sessions set status = 'closed', closed_at = $2
+                 where session_id = $1",
+            )
+            .bind(session_id)
+            .bind(now)
+            .execute(tx.conn())
+            .await?;
+            let closed = SessionChanged::from(&Session {
+                status: SessionStatus::Closed,
+                closed_at: Some(now),
+                ..session.clone()
+            });
+            events::append(
+                tx,
+                session.shop_id,
+                SESSION_CLOSED,
+                Some(session_id),
+                &closed,
+                now,
+            )
+            .await?;
+            now
+        }
+    };
+    let orders = crate::orders::of_session(tx.conn(), session_id, false, None).await?;
+    let bill = Bill::new(session_id, session.table_label, closed_at, orders);
+    Ok((bill, session.shop_id))
+}

@@ -1,0 +1,72 @@
+use ordergate_domain::Rejection;
+use ordergate_domain::shop::Shop;
+use sqlx::Row;
+use sqlx::postgres::{PgConnection, PgRow};
+use uuid::Uuid;
+
+use crate::error::PgError;
+
+fn from_row(row: PgRow) -> sqlx::Result<Shop> {
+    Ok(Shop {
+        shop_id: row.try_get(0)?,
+        name: row.try_get(1)?,
+        currency: row.try_get(2)?,
+        timezone: row.try_get(3)?,
+        created_at: row.try_get(4)?,
+    })
+}
+
+pub(crate) async fn insert(conn: &mut PgConnection, shop: &Shop) -> Result<(), PgError> {
+    sqlx::query(
+        "insert into shops (shop_id, name, currency, timezone, created_at)
+         values ($1, $2, $3, $4, $5)",
+    )
+    .bind(shop.shop_id)
+    .bind(&shop.name)
+    .bind(&shop.currency)
+    .bind(&shop.timezone)
+    .bind(shop.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn list(conn: &mut PgConnection) -> Result<Vec<Shop>, PgError> {
+    Ok(sqlx::query(
+        "select shop_id, name, currency, timezone, created_at from shops
+         order by created_at, shop_id",
+    )
+    .try_map(from_row)
+    .fetch_all(conn)
+    .await?)
+}
+
+pub(crate) async fn find(conn: &mut PgConnection, shop_id: Uuid) -> Result<Option<Shop>, PgError> {
+    Ok(sqlx::query(
+        "select shop_id, name, currency, timezone, created_at from shops where shop_id = $1",
+    )
+    .bind(shop_id)
+    .try_map(from_row)
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub(crate) async fn require(conn: &mut PgConnection, shop_id: Uuid) -> Result<Shop, PgError> {
+    find(conn, shop_id)
+        .await?
+        .ok_or_else(|| Rejection::NotFound("shop").into())
+}
+
+/// Locks the shop row against other catalog writers (`for no key update`:
+/// rows that merely reference the shop are still inserted meanwhile).
+pub(crate) async fn lock_for_catalog(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+) -> Result<(), PgError> {
+    sqlx::query("select 1 from shops where shop_id = $1 for no key update")
+        .bind(shop_id)
+        .fetch_optional(conn)
+        .await?
+        .ok_or(Rejection::NotFound("shop"))?;
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! Staff writes under an `Idempotency-Key`: taken, looked up, performed
+//! and recorded in one transaction.
+
+use std::time::Duration;
+
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::{Answer, Claim, StaffWrite};
+
+use crate::error::{PgError, is_lock_timeout};
+use crate::idempotency::{self, Lookup};
+use crate::tx::{LOCK_TIMEOUT, Tx};
+use crate::{inventory, orders, sessions, shops};
+
+/// Takes the claim's key, waiting at most `wait` for a request (on any node)
+/// that holds it: past that, `RequestInProgress`.
+pub(crate) async fn take_key(tx: &mut Tx, claim: &Claim, wait: Duration) -> Result<(), PgError> {
+    tx.lock_timeout(wait).await?;
+    match idempotency::lock(tx, claim).await {
+        Err(e) if is_lock_timeout(&e) => return Err(Rejection::RequestInProgress.into()),
+        other => other?,
+    }
+    // The write itself may wait as long as any other (a checkout behind an
+    // order at the table, say).
+    tx.lock_timeout(LOCK_TIMEOUT).await
+}
+
+/// A staff write under its claim, whose key this transaction holds:
+/// replayed, refused, or written with its response.
+pub(crate) async fn write(
+    tx: &mut Tx,
+    claim: &Claim,
+    write: StaffWrite,
+    now: Timestamp,
+) -> Result<Answer, PgError> {
+    match idempotency::lookup(tx.conn(), claim, now).await? {
+        Lookup::Absent => {}
+        Lookup::Replay(response) => return Ok(Answer::Replayed(response)),
+        Lookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+    }
+    let (shop_id, response) = match write {
+        StaffWrite::CreateShop(shop, render) => {
+            shops::insert(tx.conn(), &shop).await?;
+            (shop.shop_id, render(&shop))
+        }
+        StaffWrite::OpenSession(session, render) => {
+            sessions::open(tx, &session).await?;
+            (session.shop_id, render(&session))
+        }
+        StaffWrite::Restock {
+            shop_id,
+            item_id,
+            quantity,
+            actor,
+            now,
+            render,
+        } => {
+            let item = inventory::restock(tx, shop_id, item_id, quantity, &actor, now).await?;
+            (shop_id, render(&item))
+        }
+        StaffWrite::Checkout {
+            session_id,
+            now,
+            render,
+        } => {
+            let (bill, shop_id) = sessions::checkout(tx, session_id, now).await?;
+            (shop_id, render(&bill))
+        }
+        StaffWrite::SetOrderStatus {
+            order_id,
+            change,
+            now,
+            render,
+        } => {
+            let order = orders::set_status(tx, order_id, &change, now).await?;
+            (order.shop_id, render(&order))
+        }
+    };
+    idempotency::complete(tx, claim, Some(shop_id), &response, now).await?;
+    Ok(Answer::Fresh(response))
+}

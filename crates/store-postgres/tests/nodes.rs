@@ -1,0 +1,241 @@
+//! Several nodes on one database: the rules hold across processes, and
+//! changes committed on one node reach the others.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ordergate_domain::Rejection;
+use ordergate_domain::paging::Limit;
+use ordergate_store::{Change, Store};
+use sqlx::{Connection, PgConnection};
+use support::{Schema, curry_shop, guest_order, open_table};
+use tokio::task::JoinSet;
+
+/// A listener that remembers what it heard.
+fn recorder(store: &dyn Store) -> Arc<Mutex<Vec<Change>>> {
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&heard);
+    store.set_change_listener(Arc::new(move |change| into.lock().unwrap().push(change)));
+    heard
+}
+
+async fn hears(heard: &Mutex<Vec<Change>>, change: Change) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if heard.lock().unwrap().contains(&change) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_nodes_place_one_order_per_key_and_never_oversell() {
+    let Some(url) = support::database_url() else {
+        return;
+    };
+    let schema = Schema::create(&url).await;
+    let nodes: Vec<Arc<dyn Store>> = vec![
+        Arc::new(schema.store().await),
+        Arc::new(schema.store().await),
+    ];
+    let (shop_id, curry) = curry_shop(&*nodes[0], 10).await;
+
+    // One request sent to both nodes, many times: one order.
+    let table = open_table(&*nodes[0], shop_id, "T0").await;
+    let request = guest_order(table.session_id, "phone-0", curry, Duration::from_secs(5));
+    let mut set = JoinSet::new();
+    for i in 0..20 {
+        let node = Arc::clone(&nodes[i % 2]);
+        let cmd = ordergate_store::PlaceOrder {
+            order_id: uuid::Uuid::now_v7(),
+            ..request.clone()
+        };
+        set.spawn(async move { node.place_order(cmd).await });
+    }
+    let mut placed = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        let outcome = joined.expect("task").expect("an answer").outcome;
+        placed.push(outcome.expect("placed or replayed"));
+    }
+    assert_eq!(placed.iter().filter(|p| !p.replayed).count(), 1);
+    let order_id = placed[0].order_id;
+    assert!(placed.iter().all(|p| p.order_id == order_id));
+
+    // Twenty tables, nine units left, orders on both nodes at once.
+    let mut tables = Vec::new();
+    for i in 1..=20 {
+        tables.push(open_table(&*nodes[i % 2], shop_id, &format!("T{i}")).await);
+    }
+    let mut set = JoinSet::new();
+    for (i, table) in tables.iter().enumerate() {
+        let node = Arc::clone(&nodes[i % 2]);
+        let cmd = guest_order(
+            table.session_id,
+            &format!("phone-{i}"),
+            curry,
+            Duration::from_secs(5),
+        );
+        set.spawn(async move { node.place_order(cmd).await });
+    }
+    let (mut fresh, mut short) = (0, 0);
+    while let Some(joined) = set.join_next().await {
+        match joined.expect("task").expect("an answer").outcome {
+            Ok(p) if !p.replayed => fresh += 1,
+            Err(Rejection::OutOfStock { .. }) => short += 1,
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    assert_eq!((fresh, short), (9, 11));
+    let stock = nodes[1]
+        .list_inventory(shop_id)
+        .await
+        .expect("inventory")
+        .into_iter()
+        .find(|i| i.item_id == curry)
+        .and_then(|i| i.level.stock);
+    assert_eq!(stock, Some(0));
+    let log = nodes[0]
+        .inventory_log(shop_id, Limit::MAX_PAGE)
+        .await
+        .expect("log");
+    assert_eq!(
+        log.iter().map(|e| e.delta).sum::<i64>(),
+        0,
+        "set 10, took 10"
+    );
+
+    // Tickets 1..=10, each once.
+    let mut tickets: Vec<i64> = nodes[0]
+        .shop_orders(shop_id, vec![], Limit::MAX_PAGE)
+        .await
+        .expect("orders")
+        .iter()
+        .map(|o| o.ticket_number)
+        .collect();
+    tickets.sort_unstable();
+    assert_eq!(tickets, (1..=10).collect::<Vec<_>>());
+
+    // Event ids: 1, 2, 3, ... with no gap, and the stock they report falls
+    // with every id: ids follow commit order.
+    let events = nodes[1]
+        .events_after(shop_id, 0, Limit::MAX_PAGE)
+        .await
+        .expect("events");
+    let ids: Vec<i64> = events.iter().map(|e| e.event_id).collect();
+    assert_eq!(ids, (1..=ids.len() as i64).collect::<Vec<_>>());
+    let stocks: Vec<i64> = events
+        .iter()
+        .filter(|e| e.event_type == "stock.changed")
+        .map(|e| {
+            let data: serde_json::Value = serde_json::from_str(&e.data).expect("JSON");
+            data["stock"].as_i64().expect("tracked")
+        })
+        .collect();
+    assert_eq!(stocks, (0..=10).rev().collect::<Vec<_>>());
+    assert_eq!(
+        nodes[0].last_event_id(shop_id).await.expect("last id"),
+        ids.len() as i64
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_are_heard_here_before_the_write_returns_and_on_other_nodes_soon() {
+    let Some(url) = support::database_url() else {
+        return;
+    };
+    let schema = Schema::create(&url).await;
+    let here = schema.store().await;
+    let there = schema.store().await;
+    let heard_here = recorder(&here);
+    let heard_there = recorder(&there);
+
+    let (shop_id, curry) = curry_shop(&here, 3).await;
+    {
+        let heard = heard_here.lock().unwrap();
+        for change in [
+            Change::Catalog(shop_id),
+            Change::Stock(shop_id),
+            Change::Events(shop_id),
+        ] {
+            assert!(heard.contains(&change), "{change:?} not heard in {heard:?}");
+        }
+    }
+    for change in [
+        Change::Catalog(shop_id),
+        Change::Stock(shop_id),
+        Change::Events(shop_id),
+    ] {
+        assert!(
+            hears(&heard_there, change).await,
+            "{change:?} never arrived"
+        );
+    }
+
+    // A refused write announces nothing (in a shop nothing else announced).
+    let quiet = ordergate_domain::shop::Shop {
+        shop_id: uuid::Uuid::new_v4(),
+        name: "Kissa".into(),
+        currency: "JPY".into(),
+        timezone: "UTC".into(),
+        created_at: ordergate_domain::now(),
+    };
+    here.create_shop(quiet.clone()).await.expect("create");
+    let now = ordergate_domain::now();
+    let refused = here.restock(quiet.shop_id, uuid::Uuid::new_v4(), 1, "staff", now);
+    assert!(refused.await.is_err());
+    let of_quiet = |c: &Change| matches!(c, Change::Events(s) | Change::Stock(s) | Change::Catalog(s) if *s == quiet.shop_id);
+    assert!(!heard_here.lock().unwrap().iter().any(of_quiet));
+
+    // The other way round.
+    let table = open_table(&there, shop_id, "T1").await;
+    let cmd = guest_order(table.session_id, "phone-1", curry, Duration::from_secs(5));
+    there.place_order(cmd).await.expect("placed");
+    assert!(hears(&heard_here, Change::Events(shop_id)).await);
+    assert!(hears(&heard_here, Change::Stock(shop_id)).await);
+    assert!(
+        !heard_here.lock().unwrap().contains(&Change::Everything),
+        "no reconnect happened"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_that_lost_its_connection_reconnects_and_reloads_everything() {
+    let Some(url) = support::database_url() else {
+        return;
+    };
+    let schema = Schema::create(&url).await;
+    let here = schema.store().await;
+    let name = format!("listener-{}", schema.name);
+    let there =
+        ordergate_store_postgres::PgStore::connect_with(schema.options().application_name(&name))
+            .await
+            .expect("connect");
+    let heard = recorder(&there);
+
+    // Cut the listening connection, as a network fault or restart would.
+    let mut admin = PgConnection::connect_with(&schema.options())
+        .await
+        .expect("connect");
+    let cut: Vec<bool> = sqlx::query_scalar(
+        "select pg_terminate_backend(pid) from pg_stat_activity
+         where application_name = $1 and query ilike 'listen%'",
+    )
+    .bind(&name)
+    .fetch_all(&mut admin)
+    .await
+    .expect("terminate the listener");
+    let _ = admin.close().await;
+    assert_eq!(cut, [true], "exactly one listening connection");
+
+    assert!(
+        hears(&heard, Change::Everything).await,
+        "no reload after the reconnect"
+    );
+    // And it listens again.
+    let (shop_id, _) = curry_shop(&here, 1).await;
+    assert!(hears(&heard, Change::Catalog(shop_id)).await);
+}
