@@ -43,6 +43,8 @@ use crate::error::SqliteError;
 use crate::worker::{Readers, Writer};
 
 const READERS: usize = 4;
+/// Prepared statements kept per connection: more than the store has.
+const STATEMENT_CACHE: usize = 256;
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -116,6 +118,10 @@ impl SqliteStore {
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "foreign_keys", true)?;
+    // The order path alone prepares a few dozen distinct statements; with
+    // rusqlite's default cache of 16 they evicted each other and every order
+    // parsed its SQL again.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // Only other processes (a backup, an operator's sqlite3 shell) can hold
     // the lock: this process serialises its own writes.
     conn.busy_timeout(std::time::Duration::from_secs(5))
