@@ -6,6 +6,7 @@ pub mod auth;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod etag;
 pub mod extract;
 pub mod hub;
 pub mod idempotency;

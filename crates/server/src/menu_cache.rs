@@ -16,10 +16,10 @@ use axum::http::HeaderValue;
 use ordergate_domain::Timestamp;
 use ordergate_domain::menu::{Menu, next_lapse};
 use ordergate_store::{MenuSource, Store};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::etag::entity_tag;
 use crate::metrics::Metrics;
 
 /// Shops whose menus stay in memory at once.
@@ -137,12 +137,4 @@ fn render(source: &MenuSource, now: Timestamp) -> Result<RenderedMenu, ApiError>
         valid_until: next_lapse(source.inventory.iter().map(|item| &item.level), now),
         body: Bytes::from(body),
     })
-}
-
-/// A strong entity tag from the body's digest: equal bodies, equal tags,
-/// whichever node or process served them.
-pub fn entity_tag(body: &[u8]) -> HeaderValue {
-    let digest = Sha256::digest(body);
-    let tag = format!("\"{}\"", hex::encode(&digest[..16]));
-    HeaderValue::from_str(&tag).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
 }

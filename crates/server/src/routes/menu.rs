@@ -10,9 +10,8 @@ use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::error::{ApiError, Problem};
+use crate::etag::matches_any;
 use crate::extract::ApiPath;
-#[cfg(test)]
-use crate::menu_cache::entity_tag;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_menu))
@@ -59,44 +58,4 @@ async fn get_menu(
     }
     let json = HeaderValue::from_static("application/json");
     Ok((cache, [(header::CONTENT_TYPE, json)], menu.body).into_response())
-}
-
-/// `If-None-Match` semantics (RFC 9110 §13.1.2): weak comparison, `*`, lists.
-fn matches_any(headers: &HeaderMap, etag: &HeaderValue) -> bool {
-    let etag = etag.to_str().unwrap_or_default();
-    headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == etag)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn if_none_match_accepts_lists_weak_tags_and_star() {
-        let etag = entity_tag(b"{}");
-        let tag = etag.to_str().unwrap().to_owned();
-        for value in [
-            tag.clone(),
-            format!("W/{tag}"),
-            format!("\"x\", {tag}"),
-            "*".into(),
-        ] {
-            let mut headers = HeaderMap::new();
-            headers.insert(
-                header::IF_NONE_MATCH,
-                HeaderValue::from_str(&value).unwrap(),
-            );
-            assert!(matches_any(&headers, &etag), "{value}");
-        }
-        let mut headers = HeaderMap::new();
-        headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static("\"other\""));
-        assert!(!matches_any(&headers, &etag));
-        assert!(!matches_any(&HeaderMap::new(), &etag));
-    }
 }
