@@ -255,8 +255,11 @@ fn print_welcome(path: &Path, base: &str, token: &str, seeded: &Seeded) {
     );
     println!("  staff token   {token}");
     println!("  shop          {shop}");
+    println!("  kitchen       {base}/kitchen/{shop}");
+    println!("  staff         {base}/staff/{shop}   (asks for the staff token)");
     println!("  guest menu    {base}/api/v1/shops/{shop}/menu");
-    println!("  tables (guest link for the QR code, and PIN):");
+    println!("  live events   {base}/api/v1/shops/{shop}/events?access_token={token}");
+    println!("  tables (guest page, as in the QR code, and PIN):");
     for table in &seeded.tables {
         println!(
             "    {}  {base}/t/{}#pin={}   PIN {}",

@@ -13,6 +13,7 @@ mod kitchen;
 mod menu;
 mod ops;
 mod orders;
+mod pages;
 mod sessions;
 mod shops;
 
@@ -27,4 +28,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(orders::router())
         .merge(kitchen::router())
         .merge(events::router())
+        .merge(pages::router())
 }
