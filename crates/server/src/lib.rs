@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod client;
 pub mod config;
 pub mod demo;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod menu_cache;
 pub mod metrics;
 pub mod openapi;
 mod routes;
+pub mod rush;
 
 pub use app::{open_store, serve};
 pub use config::Settings;

@@ -3,6 +3,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ordergate_server::demo::{self, DemoArgs};
+use ordergate_server::rush::{self, RushArgs};
 use ordergate_server::{Settings, open_store, serve};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -26,6 +27,8 @@ enum Command {
     Serve(Settings),
     /// Run the server on a fresh demo database with a seeded diner.
     Demo(DemoArgs),
+    /// Simulate a lunch peak with faults and check every invariant held.
+    Rush(RushArgs),
 }
 
 #[tokio::main]
@@ -40,6 +43,7 @@ async fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve(settings) => run(settings).await,
         Command::Demo(args) => demo::run(args, shutdown_signal()).await,
+        Command::Rush(args) => rush::run(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use reqwest::{Client, StatusCode};
+use ordergate_server::client::{Client, ClientError, OrderAttempt};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -159,38 +159,21 @@ enum Known {
     Acknowledged(Value),
 }
 
-async fn call(
-    client: &Client,
-    method: reqwest::Method,
-    url: String,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut request = client.request(method, url).bearer_auth(TOKEN);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("staff request");
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+async fn staff_get(client: &Client, path: &str) -> Value {
+    let reply = client.staff_get(path).await.expect("staff request");
+    assert_eq!(reply.status, 200, "GET {path}: {}", reply.body);
+    reply.body
 }
 
-async fn staff_get(client: &Client, base: &str, path: &str) -> Value {
-    let (status, body) = call(client, reqwest::Method::GET, format!("{base}{path}"), None).await;
-    assert_eq!(status, StatusCode::OK, "GET {path}: {body}");
-    body
-}
-
-async fn setup_shop(client: &Client, base: &str, n: usize) -> Shop {
-    let post = reqwest::Method::POST;
-    let (status, shop) = call(
-        client,
-        post.clone(),
-        format!("{base}/api/v1/shops"),
-        Some(json!({"name": format!("Crash Diner {n}"), "currency": "JPY", "timezone": "UTC"})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{shop}");
-    let shop_id = shop["shopId"].as_str().unwrap().to_owned();
+async fn setup_shop(client: &Client, n: usize) -> Shop {
+    let shop = client
+        .create_shop(
+            &json!({"name": format!("Crash Diner {n}"), "currency": "JPY", "timezone": "UTC"}),
+        )
+        .await
+        .expect("create a shop");
+    assert_eq!(shop.status, 201, "{}", shop.body);
+    let shop_id = shop.body["shopId"].as_str().unwrap().to_owned();
     let id = || Uuid::new_v4().to_string();
     let (curry, soup, beer, cheese, egg) = (id(), id(), id(), id(), id());
     let catalog = json!({
@@ -205,37 +188,28 @@ async fn setup_shop(client: &Client, base: &str, n: usize) -> Shop {
             {"menuItemId": beer, "name": "Beer", "category": "Drinks", "price": 600}
         ]
     });
-    let (status, body) = call(
-        client,
-        reqwest::Method::PUT,
-        format!("{base}/api/v1/shops/{shop_id}/catalog"),
-        Some(catalog),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let reply = client
+        .put_catalog(&shop_id, &catalog)
+        .await
+        .expect("catalog");
+    assert_eq!(reply.status, 200, "{}", reply.body);
     for tracked in [&curry, &cheese] {
-        let (status, body) = call(
-            client,
-            reqwest::Method::PUT,
-            format!("{base}/api/v1/shops/{shop_id}/inventory/{tracked}"),
-            Some(json!({"stock": INITIAL_STOCK})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        let reply = client
+            .set_inventory(&shop_id, tracked, &json!({"stock": INITIAL_STOCK}))
+            .await
+            .expect("stock");
+        assert_eq!(reply.status, 200, "{}", reply.body);
     }
     let mut tables = Vec::new();
     for t in 0..TABLES_PER_SHOP {
-        let (status, session) = call(
-            client,
-            post.clone(),
-            format!("{base}/api/v1/shops/{shop_id}/sessions"),
-            Some(json!({"tableLabel": format!("T{t}")})),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED, "{session}");
+        let session = client
+            .open_session(&shop_id, &format!("T{t}"))
+            .await
+            .expect("open a table");
+        assert_eq!(session.status, 201, "{}", session.body);
         tables.push((
-            session["sessionId"].as_str().unwrap().to_owned(),
-            session["pin"].as_str().unwrap().to_owned(),
+            session.body["sessionId"].as_str().unwrap().to_owned(),
+            session.body["pin"].as_str().unwrap().to_owned(),
         ));
     }
     Shop {
@@ -288,29 +262,18 @@ fn intended(i: usize, shops: &[Shop]) -> Intended {
 
 /// One attempt at placing `order`: `Ok` with the status, replay header and
 /// body of an answer, `Err` when no answer came (connection refused or cut).
-async fn attempt(
-    client: &Client,
-    base: &str,
-    order: &Intended,
-) -> Result<(StatusCode, bool, Value), reqwest::Error> {
-    let response = client
-        .post(format!(
-            "{base}/api/v1/sessions/{}/orders",
-            order.session_id
-        ))
-        .header("Idempotency-Key", order.key.to_string())
-        .header("X-Session-PIN", &order.pin)
-        .header("X-Client-Id", &order.client_id)
-        .json(&order.body)
-        .send()
+async fn attempt(client: &Client, order: &Intended) -> Result<(u16, bool, Value), ClientError> {
+    let attempt = OrderAttempt {
+        session_id: order.session_id.clone(),
+        pin: order.pin.clone(),
+        client_id: order.client_id.clone(),
+        key: order.key.to_string(),
+        body: order.body.clone(),
+    };
+    let reply = client
+        .place_order(&attempt, Some(Duration::from_secs(10)))
         .await?;
-    let status = response.status();
-    let replayed = response
-        .headers()
-        .get("idempotent-replayed")
-        .is_some_and(|v| v == "true");
-    let body = response.json().await.unwrap_or(Value::Null);
-    Ok((status, replayed, body))
+    Ok((reply.status, reply.replayed(), reply.body))
 }
 
 /// An order as a comparable value: the replay marker removed.
@@ -328,11 +291,10 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
     let dir = tempfile::tempdir().unwrap();
     let database = format!("sqlite://{}", dir.path().join("og.db").display());
     let server = Server::start(&database);
-    let base = server.base.clone();
-    let setup_client = Client::new();
+    let client = Client::new(server.base.clone(), Some(TOKEN.into()));
     let mut shops = Vec::new();
     for n in 0..SHOPS {
-        shops.push(setup_shop(&setup_client, &base, n).await);
+        shops.push(setup_shop(&client, n).await);
     }
     let orders: Arc<Vec<Intended>> = Arc::new((0..ORDERS).map(|i| intended(i, &shops)).collect());
 
@@ -342,17 +304,13 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
     let acked = Arc::new(AtomicUsize::new(0));
     let killed = Arc::new(AtomicBool::new(false));
     let unexpected = Arc::new(Mutex::new(Vec::new()));
-    let client = Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
     // The worker whose acknowledgement reaches the threshold kills the
     // server at once, while the other 31 requests are in the air (queued,
     // mid-transaction, mid-fsync or being answered).
     let server = Arc::new(Mutex::new(Some(server)));
     let mut workers = Vec::new();
     for _ in 0..IN_FLIGHT {
-        let (orders, known, next, acked, killed, server, unexpected, client, base) = (
+        let (orders, known, next, acked, killed, server, unexpected, client) = (
             Arc::clone(&orders),
             Arc::clone(&known),
             Arc::clone(&next),
@@ -361,7 +319,6 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
             Arc::clone(&server),
             Arc::clone(&unexpected),
             client.clone(),
-            base.clone(),
         );
         workers.push(tokio::spawn(async move {
             while !killed.load(Ordering::SeqCst) {
@@ -370,8 +327,8 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
                     break;
                 }
                 known.lock().unwrap()[i] = Known::Unanswered;
-                match attempt(&client, &base, &orders[i]).await {
-                    Ok((StatusCode::CREATED, replayed, body)) => {
+                match attempt(&client, &orders[i]).await {
+                    Ok((201, replayed, body)) => {
                         assert!(!replayed, "a first attempt cannot be a replay: {body}");
                         known.lock().unwrap()[i] = Known::Acknowledged(body);
                         if acked.fetch_add(1, Ordering::SeqCst) + 1 == KILL_AFTER_ACKS {
@@ -429,21 +386,16 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
 
     // --- Phase 2: restart on the same file; retry every order until 201.
     let server = Server::start(&database);
-    let base = server.base.clone();
-    let client = Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
+    let client = Client::new(server.base.clone(), Some(TOKEN.into()));
     let finals: Arc<Mutex<Vec<Option<Answered>>>> = Arc::new(Mutex::new(vec![None; ORDERS]));
     let next = Arc::new(AtomicUsize::new(0));
     let mut workers = Vec::new();
     for _ in 0..IN_FLIGHT {
-        let (orders, finals, next, client, base) = (
+        let (orders, finals, next, client) = (
             Arc::clone(&orders),
             Arc::clone(&finals),
             Arc::clone(&next),
             client.clone(),
-            base.clone(),
         );
         workers.push(tokio::spawn(async move {
             loop {
@@ -454,8 +406,8 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
                 let mut tries = 0;
                 let answer = loop {
                     tries += 1;
-                    match attempt(&client, &base, &orders[i]).await {
-                        Ok((StatusCode::CREATED, replayed, body)) => {
+                    match attempt(&client, &orders[i]).await {
+                        Ok((201, replayed, body)) => {
                             assert_eq!(
                                 replayed,
                                 body["idempotentReplay"] == true,
@@ -526,7 +478,6 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
         for (session_id, _) in &shop.tables {
             let orders = staff_get(
                 &client,
-                &base,
                 &format!("/api/v1/sessions/{session_id}/orders?limit={PAGE}"),
             )
             .await;
@@ -602,7 +553,6 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
         let ordered_in_shop = ours().count();
         let inventory = staff_get(
             &client,
-            &base,
             &format!("/api/v1/shops/{}/inventory", shop.shop_id),
         )
         .await;
@@ -634,7 +584,6 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
 
         let log = staff_get(
             &client,
-            &base,
             &format!("/api/v1/shops/{}/inventory/log?limit={PAGE}", shop.shop_id),
         )
         .await;
@@ -689,7 +638,6 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
         // --- Audit: one ACCEPTED row per order, one REPLAYED row per replay.
         let audit = staff_get(
             &client,
-            &base,
             &format!("/api/v1/shops/{}/audit?limit={PAGE}", shop.shop_id),
         )
         .await;
