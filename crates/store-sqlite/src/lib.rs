@@ -42,6 +42,7 @@ use uuid::Uuid;
 use crate::error::SqliteError;
 use crate::worker::{Readers, Writer};
 
+/// Read connections opened up front; more are opened if ever needed at once.
 const READERS: usize = 4;
 /// Prepared statements kept per connection: more than the store has.
 const STATEMENT_CACHE: usize = 256;
@@ -80,19 +81,21 @@ impl SqliteStore {
         migrations()
             .to_latest(&mut writer)
             .map_err(|e| StoreError::Internal(Box::new(e)))?;
+        let path = path.to_owned();
+        let open_reader = move || {
+            let conn = Connection::open(&path)?;
+            configure(&conn)?;
+            conn.pragma_update(None, "query_only", true)?;
+            Ok(conn)
+        };
         let readers = (0..READERS)
-            .map(|_| {
-                let conn = Connection::open(path)?;
-                configure(&conn)?;
-                conn.pragma_update(None, "query_only", true)?;
-                Ok(conn)
-            })
+            .map(|_| open_reader())
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(SqliteError::from)?;
-        let thread_error = |e: std::io::Error| StoreError::Internal(Box::new(e));
+        let writer = Writer::start(writer).map_err(|e| StoreError::Internal(Box::new(e)))?;
         Ok(SqliteStore {
-            writer: Writer::start(writer).map_err(thread_error)?,
-            readers: Readers::start(readers).map_err(thread_error)?,
+            writer,
+            readers: Readers::new(readers, Box::new(open_reader)),
         })
     }
 
