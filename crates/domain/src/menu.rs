@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -31,6 +32,8 @@ pub struct MenuEntry {
     /// `null` when untracked (unlimited).
     pub stock: Option<i64>,
     pub sold_out: bool,
+    /// When a manual 86 in force lapses by itself, if it does.
+    pub sold_out_until: Option<DateTime<Utc>>,
     pub max_toppings: i64,
     pub toppings: Vec<MenuTopping>,
 }
@@ -43,6 +46,8 @@ pub struct MenuTopping {
     pub price: i64,
     pub stock: Option<i64>,
     pub sold_out: bool,
+    /// When a manual 86 in force lapses by itself, if it does.
+    pub sold_out_until: Option<DateTime<Utc>>,
 }
 
 impl Menu {
@@ -67,6 +72,7 @@ impl Menu {
                     price: t.price,
                     stock: level.stock,
                     sold_out: level.sold_out(now),
+                    sold_out_until: level.active_sold_out_until(now),
                 };
                 (t.topping_id, topping)
             })
@@ -84,6 +90,7 @@ impl Menu {
                     price: item.price,
                     stock: level.stock,
                     sold_out: level.sold_out(now),
+                    sold_out_until: level.active_sold_out_until(now),
                     max_toppings: item.max_toppings,
                     toppings: item
                         .topping_ids

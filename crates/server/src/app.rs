@@ -128,22 +128,34 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
     let router = api
         .fallback(|| async { ApiError::new(ErrorCode::NotFound, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(ErrorCode::MethodNotAllowed, "this endpoint does not take that method")
+            ApiError::new(
+                ErrorCode::MethodNotAllowed,
+                "this endpoint does not take that method",
+            )
         })
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::track))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::track,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-            let request_id = request
-                .headers()
-                .get(REQUEST_ID)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
-            tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id)
-        })
-        // Refusals are answers, not failures; real failures are logged where
-        // they happen, with their cause.
-        .on_failure(()))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request<_>| {
+                    let request_id = request
+                        .headers()
+                        .get(REQUEST_ID)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default();
+                    // The path only: query strings carry secrets (`pin`,
+                    // `access_token` of the event streams) that logs must not keep.
+                    let path = request.uri().path();
+                    tracing::info_span!("request", method = %request.method(), path, request_id)
+                })
+                // Refusals are answers, not failures; real failures are logged where
+                // they happen, with their cause.
+                .on_failure(()),
+        )
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state);
     (router, closing)

@@ -45,10 +45,12 @@ async fn menu_lists_items_in_order_with_toppings_and_stock() {
         body["items"][0],
         json!({
             "menuItemId": ids.curry, "name": "Curry", "description": "Mild", "category": "Mains",
-            "price": 900, "stock": null, "soldOut": false, "maxToppings": 2,
+            "price": 900, "stock": null, "soldOut": false, "soldOutUntil": null, "maxToppings": 2,
             "toppings": [
-                {"toppingId": ids.cheese, "name": "Cheese", "price": 100, "stock": null, "soldOut": false},
-                {"toppingId": ids.egg, "name": "Egg", "price": 80, "stock": 0, "soldOut": true}
+                {"toppingId": ids.cheese, "name": "Cheese", "price": 100, "stock": null,
+                 "soldOut": false, "soldOutUntil": null},
+                {"toppingId": ids.egg, "name": "Egg", "price": 80, "stock": 0, "soldOut": true,
+                 "soldOutUntil": null}
             ]
         })
     );
