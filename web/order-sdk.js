@@ -1,0 +1,761 @@
+/**
+ * order-sdk.js: the browser client for ordergate's exactly-once order path.
+ *
+ * A plain ES module with no dependencies. It touches no browser global when
+ * it is imported, so Node can import it for tests. Every dependency can be
+ * injected (fetch, storage, clock, sleep, timers, randomness, EventSource).
+ *
+ * ── Placing orders ───────────────────────────────────────────────────────
+ *
+ *   import { createOrderClient } from '/web/order-sdk.js';
+ *   const client = createOrderClient({ sessionId, pin });
+ *   const result = await client.submit(
+ *     { items: [{ menuItemId, quantity: 2, toppingIds: [...] }], note: 'no onions' },
+ *     { allowRepeat: false },
+ *   );
+ *   // result = { outcome, alreadyPlaced, order, attempts, idempotencyKey }
+ *   //   outcome: 'placed'     201, first answer
+ *   //            'replayed'   201 with idempotentReplay (an earlier attempt's
+ *   //                         response was lost, the server replayed it)
+ *   //            'duplicate'  409 DUPLICATE_PAYLOAD: this device placed the
+ *   //                         same cart moments ago; `order` is that order
+ *   //                         and `alreadyPlaced` is true
+ *   //            'reconciled' retries ran out, but the table's order list
+ *   //                         shows the order was placed
+ *
+ * createOrderClient(options) takes:
+ *   sessionId (required), pin (required, 6 digits), baseUrl ('' = same origin),
+ *   clientId (default: persisted per device, see below),
+ *   fetch, storage (getItem/setItem/removeItem; default localStorage, falls
+ *   back to memory), now() → ms, sleep(ms) → Promise, setTimeout/clearTimeout
+ *   (request timeouts), random() → [0,1), randomUUID() → UUID v4 string,
+ *   timeoutMs (10000, per request, via AbortController), maxAttempts (6),
+ *   maxElapsedMs (30000, no retry starts after this), baseDelayMs (500),
+ *   maxDelayMs (8000), reconcileLimit (50), reconcileWindowMs (300000: while
+ *   the server's clock is unknown, how long before the key was made an order
+ *   may have been created and still count in reconciliation; once an answer
+ *   carried a Date header, 5 s on the server's clock is used instead),
+ *   keyTtlMs (23 h, how long a stored key is reused after a reload),
+ *   onProgress(event).
+ *
+ * The client has:
+ *   clientId                    this device's X-Client-Id
+ *   submit(cart, {allowRepeat}) → Promise<result>, see above
+ *   pending                     true while a submit runs
+ *   currentKey                  the Idempotency-Key of the current cart, or null
+ *   keyFor(cart, {allowRepeat}) the key submit(cart) would use now (creates it)
+ *   getSession()                GET /api/v1/sessions/{id}
+ *   listOrders({limit})         GET /api/v1/sessions/{id}/orders → orders[]
+ *
+ * The rules submit() follows:
+ *   - One Idempotency-Key (UUID v4) per cart. The key is kept through every
+ *     retry and re-tap. It changes only when the cart changes (carts are
+ *     compared in canonical form, see canonicalCart) or an order is
+ *     confirmed. The key and its cart are also kept in storage, so a reload
+ *     during a lost response re-sends the same key.
+ *   - A second submit of the same cart while one is running returns the same
+ *     promise and sends nothing. A different cart while one is running is
+ *     refused with OrdergateError code ORDER_PENDING.
+ *   - These are retried with the same key after exponential backoff with
+ *     jitter (never sooner than Retry-After): network failures, timeouts,
+ *     5xx (except CATALOG_NOT_READY), 409 REQUEST_IN_PROGRESS, 409
+ *     SESSION_BUSY, and 429 other than PIN_LOCKED (COOLDOWN_ACTIVE). The
+ *     key makes every retry safe. Retries stop after maxAttempts attempts or
+ *     once maxElapsedMs has passed.
+ *   - 409 DUPLICATE_PAYLOAD → outcome 'duplicate' with the problem's
+ *     originalOrder.
+ *   - When the retries run out, the client reads the table's orders. An
+ *     order of this client id with this cart, created since the key was made
+ *     (see reconcileWindowMs) and not already reported, counts as placed
+ *     ('reconciled'). Otherwise submit rejects with NOT_CONFIRMED. The key
+ *     stays, so tapping again is safe.
+ *   - Any other problem (401 PIN_INVALID, 429 PIN_LOCKED, 410 SESSION_CLOSED,
+ *     409 OUT_OF_STOCK with `shortages`, 422 VALIDATION_FAILED, ...) rejects
+ *     at once with an OrdergateError that carries the problem body. No retry.
+ *   - A cart that cannot be valid (no lines, more than 50 lines, a quantity
+ *     outside 1–99, a note over 200 characters) rejects with INVALID_CART.
+ *     Nothing is sent.
+ *
+ * onProgress receives {phase, attempt, ...}. phase is 'sending' (attempt 1),
+ * 'retrying' (attempt > 1), 'waiting' (with delayMs and reason: the code
+ * that caused the retry) or 'reconciling'. A page can show "still sending"
+ * from these instead of an error.
+ *
+ * OrdergateError (extends Error): code, status (0 when no HTTP answer),
+ * problem (the RFC 9457 body or null), retryAfter (seconds or null),
+ * shortages (OUT_OF_STOCK), checked (NOT_CONFIRMED: true when the order
+ * list was read and the order was not in it). Codes the SDK makes itself:
+ * ORDER_PENDING, INVALID_CART, NETWORK_ERROR, TIMEOUT, NOT_CONFIRMED,
+ * HTTP_<status> (an answer with no problem code).
+ *
+ * ── Other helpers ────────────────────────────────────────────────────────
+ *
+ *   getOrCreateClientId(storage, randomUUID) → persisted device id
+ *     (localStorage key 'ordergate.clientId', "web-<uuid>").
+ *   createMenuLoader({shopId, baseUrl, fetch, ...}) → {load(), menu, etag}.
+ *     load() resolves to {menu, changed} and sends If-None-Match. On a 304
+ *     it gives the cached menu with changed: false. The menu is a fresh copy
+ *     every time, so a page that applied events to its copy can take the
+ *     server's state back even when nothing "changed".
+ *   getShop({shopId, baseUrl, fetch}) → the shop (name, currency, timezone).
+ *   subscribeSessionEvents({sessionId, pin, baseUrl, onEvent, onOpen,
+ *     onStatus, EventSource, ...}) → {close(), lastEventId}. The guest stream
+ *     (`?pin=`). onEvent(type, data, id) gets the parsed JSON data.
+ *     onOpen({reconnected}) runs on every (re)connection, so the page can
+ *     refresh. onStatus('live'|'reconnecting'|'offline'). EventSource
+ *     reconnects by itself with Last-Event-ID. When it gives up (an HTTP
+ *     error), the helper opens a new one with ?lastEventId= after a backoff.
+ *   subscribeShopEvents({shopId, accessToken, ...}): the same for the staff
+ *     stream (`?access_token=`).
+ *   formatMoney(minor, currency, locale) → "$12.90" / "￥480" (minor units,
+ *     the currency's own number of decimals).
+ *   canonicalCart(cart, {allowRepeat}) → the canonical form: lines of the
+ *     same item and toppings merged, toppings sorted and deduplicated,
+ *     lines sorted, note trimmed. canonicalOrderCart(order) gives the same
+ *     form for a placed order.
+ */
+
+const CLIENT_ID_STORAGE_KEY = 'ordergate.clientId';
+const PENDING_KEY_PREFIX = 'ordergate.pendingKey.';
+const CLIENT_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
+const UUID_V4_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+export const MAX_LINES = 50;
+export const MAX_QUANTITY = 99;
+export const MAX_NOTE_CHARS = 200;
+export const GUEST_EVENT_TYPES = Object.freeze([
+  'order.placed', 'order.updated', 'stock.changed', 'session.opened', 'session.closed',
+]);
+
+/** Problem codes after which the same request is simply sent again. */
+const RETRY_CODES = new Set(['REQUEST_IN_PROGRESS', 'SESSION_BUSY', 'COOLDOWN_ACTIVE', 'UNAVAILABLE', 'INTERNAL']);
+/** Problem codes that are final even though their status looks transient. */
+const FINAL_CODES = new Set(['CATALOG_NOT_READY', 'PIN_LOCKED']);
+
+export class OrdergateError extends Error {
+  /**
+   * @param {string} code  stable machine-readable code
+   * @param {string} message  human-readable text
+   * @param {{status?: number, problem?: object|null, retryAfter?: number|null,
+   *          cause?: unknown, checked?: boolean}} [extra]
+   */
+  constructor(code, message, extra = {}) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'OrdergateError';
+    this.code = code;
+    this.status = extra.status ?? 0;
+    this.problem = extra.problem ?? null;
+    this.retryAfter = extra.retryAfter ?? null;
+    if (Array.isArray(this.problem?.shortages)) this.shortages = this.problem.shortages;
+    if (extra.checked !== undefined) this.checked = extra.checked;
+  }
+}
+
+// ── small utilities ─────────────────────────────────────────────────────
+
+function memoryStorage() {
+  const map = new Map();
+  return {
+    getItem: (k) => (map.has(k) ? map.get(k) : null),
+    setItem: (k, v) => { map.set(k, String(v)); },
+    removeItem: (k) => { map.delete(k); },
+  };
+}
+
+/** localStorage if it works (it throws in some private modes), else memory. */
+function defaultStorage() {
+  try {
+    const ls = globalThis.localStorage;
+    if (ls) {
+      const probe = '__ordergate_probe__';
+      ls.setItem(probe, '1');
+      ls.removeItem(probe);
+      return ls;
+    }
+  } catch { /* fall through */ }
+  return memoryStorage();
+}
+
+/** Storage calls that never throw (quota, private mode). */
+function safeStorage(storage) {
+  return {
+    get(k) { try { return storage.getItem(k); } catch { return null; } },
+    set(k, v) { try { storage.setItem(k, v); } catch { /* keep going in memory */ } },
+    remove(k) { try { storage.removeItem(k); } catch { /* ignore */ } },
+  };
+}
+
+/**
+ * UUID v4. crypto.randomUUID exists only in secure contexts (https,
+ * localhost). A restaurant LAN served over plain http on an IP address is
+ * not one, so fall back to crypto.getRandomValues (available everywhere).
+ */
+export function uuidV4() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === 'function') return c.randomUUID();
+  const b = new Uint8Array(16);
+  if (c && typeof c.getRandomValues === 'function') c.getRandomValues(b);
+  else for (let i = 0; i < 16; i++) b[i] = Math.floor(Math.random() * 256);
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export function isValidClientId(id) {
+  return typeof id === 'string' && CLIENT_ID_RE.test(id);
+}
+
+/** This device's client id: read from storage, or made once and stored. */
+export function getOrCreateClientId(storage = defaultStorage(), randomUUID = uuidV4) {
+  const s = safeStorage(storage);
+  const existing = s.get(CLIENT_ID_STORAGE_KEY);
+  if (isValidClientId(existing)) return existing;
+  const id = `web-${randomUUID()}`;
+  s.set(CLIENT_ID_STORAGE_KEY, id);
+  return id;
+}
+
+function defaultSleep(ms) {
+  return new Promise((resolve) => globalThis.setTimeout(resolve, ms));
+}
+
+/** Retry-After as seconds (delta-seconds or HTTP date), or null. */
+export function parseRetryAfter(value, nowMs = Date.now()) {
+  if (value == null || value === '') return null;
+  const text = String(value).trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, Math.ceil((at - nowMs) / 1000));
+}
+
+function chars(text) {
+  return [...text].length;
+}
+
+// ── canonical carts ─────────────────────────────────────────────────────
+
+function lineId(menuItemId, toppingIds) {
+  return `${menuItemId}|${toppingIds.join(',')}`;
+}
+
+/**
+ * The canonical form of a cart: lines of the same item with the same
+ * toppings merged (quantities added), toppings sorted and deduplicated,
+ * lines sorted, note trimmed, allowRepeat a boolean. Two carts the server
+ * would fingerprint alike have equal canonical forms.
+ */
+export function canonicalCart(cart, { allowRepeat = false } = {}) {
+  const merged = new Map();
+  for (const line of cart?.items ?? []) {
+    const toppingIds = [...new Set((line.toppingIds ?? []).map(String))].sort();
+    const menuItemId = String(line.menuItemId);
+    const id = lineId(menuItemId, toppingIds);
+    const prev = merged.get(id);
+    const quantity = Number(line.quantity);
+    if (prev) prev.quantity += quantity;
+    else merged.set(id, { menuItemId, quantity, toppingIds });
+  }
+  const items = [...merged.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, line]) => line);
+  return { items, note: String(cart?.note ?? '').trim(), allowRepeat: Boolean(allowRepeat) };
+}
+
+/** The canonical form of a placed order's cart (for reconciliation). */
+export function canonicalOrderCart(order) {
+  return canonicalCart({
+    items: (order?.items ?? []).map((l) => ({
+      menuItemId: l.menuItemId,
+      quantity: l.quantity,
+      toppingIds: (l.toppings ?? []).map((t) => t.toppingId),
+    })),
+    note: order?.note ?? '',
+  });
+}
+
+function sameItems(a, b) {
+  return JSON.stringify(a.items) === JSON.stringify(b.items) && a.note === b.note;
+}
+
+/** Checks the limits the server would refuse anyway; returns the body to send. */
+function requestBody(cart, allowRepeat) {
+  const items = cart?.items;
+  if (!Array.isArray(items) || items.length === 0) {
+    throw new OrdergateError('INVALID_CART', 'The cart is empty.');
+  }
+  if (items.length > MAX_LINES) {
+    throw new OrdergateError('INVALID_CART', `An order can have at most ${MAX_LINES} lines.`);
+  }
+  const lines = items.map((line, i) => {
+    const quantity = Number(line?.quantity);
+    if (!Number.isInteger(quantity) || quantity < 1 || quantity > MAX_QUANTITY) {
+      throw new OrdergateError('INVALID_CART', `Line ${i + 1}: quantity must be 1–${MAX_QUANTITY}.`);
+    }
+    if (!line.menuItemId) throw new OrdergateError('INVALID_CART', `Line ${i + 1} has no menu item.`);
+    return { menuItemId: String(line.menuItemId), quantity, toppingIds: (line.toppingIds ?? []).map(String) };
+  });
+  const note = String(cart.note ?? '').trim();
+  if (chars(note) > MAX_NOTE_CHARS) {
+    throw new OrdergateError('INVALID_CART', `The note can be at most ${MAX_NOTE_CHARS} characters.`);
+  }
+  return { items: lines, note, allowRepeat: Boolean(allowRepeat) };
+}
+
+// ── HTTP ────────────────────────────────────────────────────────────────
+
+function resolveDeps(o) {
+  const fetchFn = o.fetch ?? ((...args) => globalThis.fetch(...args));
+  return {
+    fetch: fetchFn,
+    setTimeout: o.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms)),
+    clearTimeout: o.clearTimeout ?? ((t) => globalThis.clearTimeout(t)),
+    now: o.now ?? (() => Date.now()),
+    timeoutMs: o.timeoutMs ?? 10000,
+  };
+}
+
+/**
+ * One HTTP exchange with a timeout covering the body too. Resolves to
+ * {status, headers, body} (body parsed as JSON when it is JSON, else text),
+ * rejects with OrdergateError NETWORK_ERROR or TIMEOUT.
+ */
+async function exchange(deps, url, init = {}) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = deps.setTimeout(() => { timedOut = true; controller.abort(); }, deps.timeoutMs);
+  try {
+    const res = await deps.fetch(url, { ...init, signal: controller.signal });
+    const text = res.status === 204 || res.status === 304 ? '' : await res.text();
+    let body = text;
+    const type = res.headers.get('content-type') ?? '';
+    if (text && /json/i.test(type)) {
+      try { body = JSON.parse(text); } catch { body = text; }
+    }
+    return { status: res.status, headers: res.headers, body };
+  } catch (err) {
+    if (timedOut) {
+      throw new OrdergateError('TIMEOUT', 'The restaurant did not answer in time.', { cause: err });
+    }
+    throw new OrdergateError('NETWORK_ERROR', 'Could not reach the restaurant.', { cause: err });
+  } finally {
+    deps.clearTimeout(timer);
+  }
+}
+
+/** The typed error for a non-2xx answer. */
+function problemError(answer, nowMs) {
+  const problem = answer.body && typeof answer.body === 'object' ? answer.body : null;
+  const code = typeof problem?.code === 'string' ? problem.code : `HTTP_${answer.status}`;
+  const message = problem?.detail || problem?.title || `The server answered ${answer.status}.`;
+  return new OrdergateError(code, message, {
+    status: answer.status,
+    problem,
+    retryAfter: parseRetryAfter(answer.headers?.get?.('retry-after'), nowMs),
+  });
+}
+
+async function getJson(deps, url, headers = {}) {
+  const answer = await exchange(deps, url, { method: 'GET', headers: { Accept: 'application/json', ...headers } });
+  if (answer.status >= 200 && answer.status < 300) return answer;
+  throw problemError(answer, deps.now());
+}
+
+function trimBase(baseUrl) {
+  return String(baseUrl ?? '').replace(/\/+$/, '');
+}
+
+// ── the order client ────────────────────────────────────────────────────
+
+export function createOrderClient(options = {}) {
+  const { sessionId, pin } = options;
+  if (!sessionId) throw new TypeError('createOrderClient: sessionId is required');
+  if (!pin) throw new TypeError('createOrderClient: pin is required');
+  const deps = resolveDeps(options);
+  const base = trimBase(options.baseUrl);
+  const storage = safeStorage(options.storage ?? defaultStorage());
+  const randomUUID = options.randomUUID ?? uuidV4;
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? defaultSleep;
+  const onProgress = options.onProgress ?? (() => {});
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
+  const maxElapsedMs = options.maxElapsedMs ?? 30000;
+  const baseDelayMs = options.baseDelayMs ?? 500;
+  const maxDelayMs = options.maxDelayMs ?? 8000;
+  const reconcileLimit = options.reconcileLimit ?? 50;
+  const reconcileWindowMs = options.reconcileWindowMs ?? 5 * 60 * 1000;
+  const keyTtlMs = options.keyTtlMs ?? 23 * 60 * 60 * 1000;
+
+  const clientId = options.clientId ?? getOrCreateClientId(
+    { getItem: storage.get, setItem: storage.set, removeItem: storage.remove }, randomUUID);
+  if (!isValidClientId(clientId)) throw new TypeError('createOrderClient: invalid clientId');
+
+  const sessionPath = `${base}/api/v1/sessions/${encodeURIComponent(sessionId)}`;
+  const pendingStorageKey = PENDING_KEY_PREFIX + sessionId;
+  const pinHeader = { 'X-Session-PIN': String(pin) };
+
+  purgeExpiredKeys();
+  /** {canonical, key, at} for the cart the guest is looking at. */
+  let current = loadStoredKey();
+  /** {canonical, promise} of the submit that is running. */
+  let inflight = null;
+  /** Orders this client already reported; reconciliation skips them. */
+  const reported = new Set();
+
+  /** Stored keys of other sessions past keyTtlMs (needs storage.key()). */
+  function purgeExpiredKeys() {
+    const raw = options.storage ?? null;
+    const store = raw ?? (() => { try { return globalThis.localStorage; } catch { return null; } })();
+    try {
+      if (!store || typeof store.key !== 'function') return;
+      for (let i = store.length - 1; i >= 0; i--) {
+        const name = store.key(i);
+        if (!name?.startsWith(PENDING_KEY_PREFIX) || name === pendingStorageKey) continue;
+        let at = NaN;
+        try { at = JSON.parse(store.getItem(name))?.at; } catch { /* damaged: drop */ }
+        if (!(deps.now() - at < keyTtlMs)) store.removeItem(name);
+      }
+    } catch { /* storage blocked */ }
+  }
+
+  function loadStoredKey() {
+    try {
+      const raw = storage.get(pendingStorageKey);
+      if (!raw) return null;
+      const v = JSON.parse(raw);
+      if (typeof v?.canonical === 'string' && UUID_V4_RE.test(v?.key ?? '')
+          && typeof v.at === 'number' && deps.now() - v.at < keyTtlMs) {
+        return { canonical: v.canonical, key: v.key, at: v.at };
+      }
+    } catch { /* a damaged entry is dropped */ }
+    storage.remove(pendingStorageKey);
+    return null;
+  }
+
+  function keyForCanonical(canonical) {
+    if (!current || current.canonical !== canonical) {
+      current = { canonical, key: randomUUID(), at: deps.now() };
+      storage.set(pendingStorageKey, JSON.stringify(current));
+    }
+    return current.key;
+  }
+
+  function dropKey(key) {
+    if (current && current.key === key) {
+      current = null;
+      storage.remove(pendingStorageKey);
+    }
+  }
+
+  function retryDelay(attempt, retryAfterSec) {
+    const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+    const jittered = Math.round(ceiling / 2 + random() * (ceiling / 2));
+    return retryAfterSec == null ? jittered : Math.max(retryAfterSec * 1000, jittered);
+  }
+
+  async function listOrders({ limit = 20 } = {}) {
+    const answer = await getJson(deps, `${sessionPath}/orders?limit=${encodeURIComponent(limit)}`, pinHeader);
+    noteServerClock(answer);
+    return answer.body?.orders ?? [];
+  }
+
+  async function getSession() {
+    const answer = await getJson(deps, sessionPath, pinHeader);
+    noteServerClock(answer);
+    return answer.body;
+  }
+
+  function finish(outcome, order, attempts, key) {
+    if (order?.orderId) reported.add(order.orderId);
+    dropKey(key);
+    return { outcome, alreadyPlaced: outcome === 'duplicate', order, attempts, idempotencyKey: key };
+  }
+
+  async function run(body, key, wanted) {
+    const started = deps.now();
+    const init = {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        'Idempotency-Key': key,
+        'X-Client-Id': clientId,
+        ...pinHeader,
+      },
+      body: JSON.stringify(body),
+    };
+    let attempt = 0;
+    let last = null;
+    for (;;) {
+      attempt += 1;
+      onProgress({ phase: attempt === 1 ? 'sending' : 'retrying', attempt, idempotencyKey: key });
+      let answer = null;
+      try {
+        answer = await exchange(deps, `${sessionPath}/orders`, init);
+      } catch (err) {
+        last = err; // NETWORK_ERROR or TIMEOUT: the outcome is unknown, retry
+      }
+      if (answer) {
+        noteServerClock(answer);
+        if (answer.status >= 200 && answer.status < 300 && answer.body && typeof answer.body === 'object') {
+          const replayed = answer.body.idempotentReplay === true
+            || answer.headers.get('idempotent-replayed') === 'true';
+          return finish(replayed ? 'replayed' : 'placed', answer.body, attempt, key);
+        }
+        const err = problemError(answer, deps.now());
+        if (err.code === 'DUPLICATE_PAYLOAD' && err.problem?.originalOrder) {
+          return finish('duplicate', err.problem.originalOrder, attempt, key);
+        }
+        const transient = RETRY_CODES.has(err.code)
+          || (!FINAL_CODES.has(err.code)
+            && (answer.status >= 500 || answer.status === 429 || answer.status === 408))
+          // a 2xx whose body could not be read: the retry gets the replay
+          || (answer.status >= 200 && answer.status < 300);
+        if (!transient) {
+          // A key the server holds for another cart can never work again.
+          if (err.code === 'IDEMPOTENCY_KEY_REUSED') dropKey(key);
+          throw err;
+        }
+        last = err;
+      }
+      if (attempt >= maxAttempts) break;
+      const delayMs = retryDelay(attempt, last.retryAfter);
+      if (deps.now() + delayMs - started >= maxElapsedMs) break;
+      onProgress({ phase: 'waiting', attempt, delayMs, reason: last.code, idempotencyKey: key });
+      await sleep(delayMs);
+    }
+    const keyMadeAt = current?.key === key ? Math.min(current.at, started) : started;
+    return reconcile(wanted, key, keyMadeAt, attempt, last);
+  }
+
+  /**
+   * Server time minus local time, learnt from the Date header of answers,
+   * so reconciliation can compare createdAt with the first attempt even
+   * when the phone's clock is off. Null until an answer had a Date.
+   */
+  let serverOffsetMs = null;
+  function noteServerClock(answer) {
+    const at = Date.parse(answer.headers?.get?.('date') ?? '');
+    if (!Number.isNaN(at)) serverOffsetMs = at - deps.now();
+  }
+
+  async function reconcile(wanted, key, keyMadeAt, attempts, last) {
+    onProgress({ phase: 'reconciling', attempt: attempts, idempotencyKey: key });
+    let orders;
+    try {
+      orders = await listOrders({ limit: reconcileLimit });
+    } catch (err) {
+      throw new OrdergateError('NOT_CONFIRMED',
+        'Your order could not be confirmed. Check your connection and tap again: it will not be placed twice.',
+        { cause: last ?? err, checked: false, status: last?.status ?? 0, problem: last?.problem ?? null });
+    }
+    // The Date header has 1 s resolution, and the first attempt may have
+    // been committed a little before its answer: allow a few seconds.
+    const since = serverOffsetMs == null
+      ? keyMadeAt - reconcileWindowMs
+      : keyMadeAt + serverOffsetMs - 5000;
+    const match = orders
+      .filter((o) => o && o.clientId === clientId && !reported.has(o.orderId))
+      .filter((o) => { const t = Date.parse(o.createdAt); return Number.isNaN(t) || t >= since; })
+      .filter((o) => sameItems(canonicalOrderCart(o), wanted))
+      .sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)))[0];
+    if (match) return finish('reconciled', match, attempts, key);
+    throw new OrdergateError('NOT_CONFIRMED',
+      'Your order was not received yet. Check your connection and tap again: it will not be placed twice.',
+      { cause: last, checked: true, status: last?.status ?? 0, problem: last?.problem ?? null });
+  }
+
+  function submit(cart, { allowRepeat = false } = {}) {
+    let body;
+    try {
+      body = requestBody(cart, allowRepeat);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const wanted = canonicalCart(cart, { allowRepeat });
+    const canonical = JSON.stringify(wanted);
+    if (inflight) {
+      if (inflight.canonical === canonical) return inflight.promise;
+      return Promise.reject(new OrdergateError('ORDER_PENDING',
+        'Your previous order is still being sent. Wait a moment, then try again.'));
+    }
+    const key = keyForCanonical(canonical);
+    const entry = { canonical, promise: null };
+    inflight = entry;
+    entry.promise = (async () => {
+      try {
+        await null; // `inflight` is set before anything below can finish
+        return await run(body, key, wanted);
+      } finally {
+        if (inflight === entry) inflight = null;
+      }
+    })();
+    return entry.promise;
+  }
+
+  return {
+    clientId,
+    sessionId,
+    submit,
+    getSession,
+    listOrders,
+    get pending() { return inflight !== null; },
+    get currentKey() { return current?.key ?? null; },
+    keyFor(cart, { allowRepeat = false } = {}) {
+      return keyForCanonical(JSON.stringify(canonicalCart(cart, { allowRepeat })));
+    },
+  };
+}
+
+// ── menu, shop ──────────────────────────────────────────────────────────
+
+function copy(value) {
+  return typeof structuredClone === 'function' ? structuredClone(value) : JSON.parse(JSON.stringify(value));
+}
+
+/**
+ * Loads a shop's guest menu, revalidating with its ETag. Each load gives a
+ * fresh copy of the menu as the server has it now (also after a 304), so a
+ * page may change its copy (e.g. apply stock.changed events) and still get
+ * the server's state back from the next load.
+ */
+export function createMenuLoader(options = {}) {
+  const { shopId } = options;
+  if (!shopId) throw new TypeError('createMenuLoader: shopId is required');
+  const deps = resolveDeps(options);
+  const url = `${trimBase(options.baseUrl)}/api/v1/shops/${encodeURIComponent(shopId)}/menu`;
+  let etag = null;
+  let menu = null;
+  return {
+    get menu() { return menu; },
+    get etag() { return etag; },
+    async load() {
+      const headers = { Accept: 'application/json' };
+      if (etag && menu) headers['If-None-Match'] = etag;
+      const answer = await exchange(deps, url, { method: 'GET', headers });
+      if (answer.status === 304 && menu) return { menu: copy(menu), changed: false };
+      if (answer.status !== 200 || !answer.body || typeof answer.body !== 'object') {
+        throw problemError(answer, deps.now());
+      }
+      menu = answer.body;
+      etag = answer.headers.get('etag');
+      return { menu: copy(menu), changed: true };
+    },
+  };
+}
+
+export async function getShop(options = {}) {
+  const deps = resolveDeps(options);
+  const url = `${trimBase(options.baseUrl)}/api/v1/shops/${encodeURIComponent(options.shopId)}`;
+  return (await getJson(deps, url)).body;
+}
+
+// ── live events ─────────────────────────────────────────────────────────
+
+function subscribe(makeUrl, options) {
+  const ES = options.EventSource ?? globalThis.EventSource;
+  if (typeof ES !== 'function') throw new TypeError('EventSource is not available');
+  const setT = options.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms));
+  const clearT = options.clearTimeout ?? ((t) => globalThis.clearTimeout(t));
+  const random = options.random ?? Math.random;
+  const types = options.types ?? GUEST_EVENT_TYPES;
+  const onEvent = options.onEvent ?? (() => {});
+  const onOpen = options.onOpen ?? (() => {});
+  const onStatus = options.onStatus ?? (() => {});
+  const baseMs = options.reconnectBaseMs ?? 1000;
+  const maxMs = options.reconnectMaxMs ?? 30000;
+
+  let source = null;
+  let lastEventId = options.lastEventId ?? null;
+  let opens = 0;
+  let failures = 0;
+  let timer = null;
+  let closed = false;
+
+  function connect() {
+    timer = null;
+    if (closed) return;
+    const es = new ES(makeUrl(lastEventId));
+    source = es;
+    es.addEventListener('open', () => {
+      if (closed || es !== source) return;
+      failures = 0;
+      opens += 1;
+      onStatus('live');
+      onOpen({ reconnected: opens > 1 });
+    });
+    for (const type of types) {
+      es.addEventListener(type, (ev) => {
+        if (closed || es !== source) return;
+        if (ev.lastEventId) lastEventId = ev.lastEventId;
+        let data = ev.data;
+        try { data = JSON.parse(ev.data); } catch { /* keep the text */ }
+        onEvent(type, data, ev.lastEventId || null);
+      });
+    }
+    es.addEventListener('error', () => {
+      if (closed || es !== source) return;
+      if (es.readyState === 2) {
+        // EventSource gave up (an HTTP error or a wrong content type): open
+        // a new one ourselves, resuming after the last event we saw.
+        es.close();
+        failures += 1;
+        onStatus('offline');
+        const ceiling = Math.min(maxMs, baseMs * 2 ** (failures - 1));
+        timer = setT(connect, Math.round(ceiling / 2 + random() * (ceiling / 2)));
+      } else {
+        onStatus('reconnecting');
+      }
+    });
+  }
+
+  connect();
+  return {
+    get lastEventId() { return lastEventId; },
+    close() {
+      closed = true;
+      if (timer !== null) clearT(timer);
+      source?.close();
+    },
+  };
+}
+
+/** The guest stream of one table: its orders and the shop's stock. */
+export function subscribeSessionEvents(options = {}) {
+  const { sessionId, pin } = options;
+  const base = trimBase(options.baseUrl);
+  return subscribe((lastEventId) => {
+    const q = new URLSearchParams({ pin: String(pin) });
+    if (lastEventId != null) q.set('lastEventId', String(lastEventId));
+    return `${base}/api/v1/sessions/${encodeURIComponent(sessionId)}/events?${q}`;
+  }, options);
+}
+
+/** The staff stream of a whole shop (the token goes in ?access_token=). */
+export function subscribeShopEvents(options = {}) {
+  const { shopId, accessToken } = options;
+  const base = trimBase(options.baseUrl);
+  return subscribe((lastEventId) => {
+    const q = new URLSearchParams();
+    if (accessToken) q.set('access_token', String(accessToken));
+    if (lastEventId != null) q.set('lastEventId', String(lastEventId));
+    return `${base}/api/v1/shops/${encodeURIComponent(shopId)}/events?${q}`;
+  }, options);
+}
+
+// ── money ───────────────────────────────────────────────────────────────
+
+const formatters = new Map();
+
+/** Formats an amount in minor units: formatMoney(1290, 'USD') → "$12.90". */
+export function formatMoney(minor, currency, locale) {
+  const id = `${locale ?? ''}|${currency}`;
+  let nf = formatters.get(id);
+  if (!nf) {
+    nf = new Intl.NumberFormat(locale, { style: 'currency', currency });
+    formatters.set(id, nf);
+  }
+  const digits = nf.resolvedOptions().maximumFractionDigits;
+  return nf.format(Number(minor) / 10 ** digits);
+}

@@ -1,0 +1,928 @@
+// Unit tests of web/order-sdk.js with fake fetch, storage, clock and timers.
+// Run: node --test web/test/
+
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  createOrderClient,
+  createMenuLoader,
+  subscribeSessionEvents,
+  getOrCreateClientId,
+  canonicalCart,
+  formatMoney,
+  parseRetryAfter,
+  OrdergateError,
+  uuidV4,
+} from '../order-sdk.js';
+
+const SESSION = '5cf5decb-6660-46b9-b914-98556405ece7';
+const SHOP = 'e01141ae-a0c4-4236-9e4e-70bdd4868400';
+const PIN = '794874';
+const BURGER = 'd2d4b095-5407-48f4-baf2-be954837b2a3';
+const PIE = '602afab5-377e-4e34-9ff7-98fcbf9b51fa';
+const CHEESE = '270b211b-b857-4cbb-99d2-72b3d3c1a388';
+const BACON = 'edeaff68-d3ab-44b5-9473-0f14af363723';
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ORDERS_URL = `/api/v1/sessions/${SESSION}/orders`;
+const T0 = Date.parse('2026-11-30T12:00:00Z');
+
+const CART = { items: [{ menuItemId: BURGER, quantity: 2, toppingIds: [CHEESE, BACON] }], note: 'no onions' };
+const OTHER_CART = { items: [{ menuItemId: PIE, quantity: 1 }] };
+
+// ── fakes ───────────────────────────────────────────────────────────────
+
+function memoryStorage(initial = {}) {
+  const map = new Map(Object.entries(initial));
+  return {
+    map,
+    getItem: (k) => (map.has(k) ? map.get(k) : null),
+    setItem: (k, v) => { map.set(k, String(v)); },
+    removeItem: (k) => { map.delete(k); },
+  };
+}
+
+function problem(status, code, extra = {}, headers = {}) {
+  return () => new Response(
+    JSON.stringify({ type: `urn:ordergate:problem:${code.toLowerCase()}`, title: code, status, code, ...extra }),
+    { status, headers: { 'content-type': 'application/problem+json', ...headers } },
+  );
+}
+
+function json(status, body, headers = {}) {
+  return () => new Response(JSON.stringify(body), {
+    status, headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
+function networkError() {
+  return () => { throw new TypeError('fetch failed'); };
+}
+
+/** A request that never answers: only the client's timeout ends it. */
+function hang(h) {
+  return (url, init) => new Promise((_, reject) => {
+    init.signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+    // Let the timer the client armed for this request fire ...
+    queueMicrotask(() => h.fireTimeout());
+    // ... which must abort the request (else fail here rather than hang).
+    setImmediate(() => {
+      if (!init.signal.aborted) reject(new assert.AssertionError({ message: 'the timeout did not abort the request' }));
+    });
+  });
+}
+
+function order(overrides = {}) {
+  return {
+    orderId: '01938a6e-0000-7000-8000-000000000001',
+    shopId: SHOP,
+    sessionId: SESSION,
+    tableLabel: 'T1',
+    ticketNumber: 7,
+    status: 'placed',
+    source: 'guest',
+    clientId: 'web-test',
+    items: [{
+      menuItemId: BURGER, name: 'Burger', unitPrice: 1290, quantity: 2,
+      toppings: [{ toppingId: BACON, name: 'Bacon', price: 200 }, { toppingId: CHEESE, name: 'Cheese', price: 150 }],
+      lineTotal: 3970,
+    }],
+    note: 'no onions',
+    total: 3970,
+    createdAt: new Date(T0).toISOString(),
+    version: 1,
+    idempotentReplay: false,
+    ...overrides,
+  };
+}
+
+/**
+ * A client wired to fakes. `script` is the list of answers, one per request,
+ * in order; a request beyond it fails the test.
+ */
+function harness({ script = [], random = () => 0, storage = memoryStorage(), ...options } = {}) {
+  const h = {
+    calls: [],
+    sleeps: [],
+    progress: [],
+    timers: [],
+    clock: T0,
+    storage,
+    script: [...script],
+  };
+  let uuids = 0;
+  h.randomUUID = () => {
+    uuids += 1;
+    return `00000000-0000-4000-8000-${String(uuids).padStart(12, '0')}`;
+  };
+  h.fetch = async (url, init = {}) => {
+    h.calls.push({
+      url,
+      method: init.method ?? 'GET',
+      headers: { ...(init.headers ?? {}) },
+      body: init.body ? JSON.parse(init.body) : undefined,
+      signal: init.signal,
+    });
+    const step = h.script.shift();
+    if (!step) throw new Error(`unexpected request: ${init.method ?? 'GET'} ${url}`);
+    return step(url, init);
+  };
+  h.fireTimeout = () => {
+    const t = h.timers.find((x) => !x.cleared && !x.fired);
+    assert.ok(t, 'a timeout timer is armed');
+    t.fired = true;
+    t.fn();
+  };
+  h.client = createOrderClient({
+    sessionId: SESSION,
+    pin: PIN,
+    fetch: h.fetch,
+    storage,
+    now: () => h.clock,
+    sleep: async (ms) => { h.sleeps.push(ms); h.clock += ms; },
+    setTimeout: (fn, ms) => { const t = { fn, ms }; h.timers.push(t); return t; },
+    clearTimeout: (t) => { if (t) t.cleared = true; },
+    random,
+    randomUUID: h.randomUUID,
+    onProgress: (e) => h.progress.push(e),
+    ...options,
+  });
+  h.posts = () => h.calls.filter((c) => c.method === 'POST');
+  h.keys = () => h.posts().map((c) => c.headers['Idempotency-Key']);
+  return h;
+}
+
+// ── client id ───────────────────────────────────────────────────────────
+
+describe('client id', () => {
+  test('is generated once per device, stored, and reused', () => {
+    const storage = memoryStorage();
+    const a = harness({ storage });
+    assert.match(a.client.clientId, /^[A-Za-z0-9._:-]{1,64}$/);
+    assert.equal(storage.map.get('ordergate.clientId'), a.client.clientId);
+    const b = harness({ storage });
+    assert.equal(b.client.clientId, a.client.clientId);
+  });
+
+  test('an invalid stored id is replaced', () => {
+    const storage = memoryStorage({ 'ordergate.clientId': 'bad id with spaces' });
+    const id = getOrCreateClientId(storage, () => '11111111-1111-4111-8111-111111111111');
+    assert.equal(id, 'web-11111111-1111-4111-8111-111111111111');
+    assert.equal(storage.map.get('ordergate.clientId'), id);
+  });
+
+  test('works when storage throws (private mode)', () => {
+    const broken = { getItem() { throw new Error('denied'); }, setItem() { throw new Error('denied'); }, removeItem() {} };
+    const h = harness({ storage: broken });
+    assert.match(h.client.clientId, /^web-/);
+  });
+
+  test('is sent as X-Client-Id on every order attempt', async () => {
+    const h = harness({ script: [networkError(), json(201, order())] });
+    await h.client.submit(CART);
+    assert.equal(h.calls.length, 2);
+    for (const c of h.calls) assert.equal(c.headers['X-Client-Id'], h.client.clientId);
+  });
+});
+
+// ── the request ─────────────────────────────────────────────────────────
+
+describe('placing an order', () => {
+  test('one POST with key, PIN, client id and the cart', async () => {
+    const h = harness({ script: [json(201, order(), { location: '/api/v1/orders/x' })] });
+    const result = await h.client.submit(CART);
+    assert.equal(h.calls.length, 1);
+    const [c] = h.calls;
+    assert.equal(c.method, 'POST');
+    assert.equal(c.url, ORDERS_URL);
+    assert.match(c.headers['Idempotency-Key'], UUID_V4);
+    assert.equal(c.headers['X-Session-PIN'], PIN);
+    assert.equal(c.headers['Content-Type'], 'application/json');
+    assert.deepEqual(c.body, {
+      items: [{ menuItemId: BURGER, quantity: 2, toppingIds: [CHEESE, BACON] }],
+      note: 'no onions',
+      allowRepeat: false,
+    });
+    assert.equal(result.outcome, 'placed');
+    assert.equal(result.alreadyPlaced, false);
+    assert.equal(result.order.ticketNumber, 7);
+    assert.equal(result.attempts, 1);
+    assert.equal(result.idempotencyKey, c.headers['Idempotency-Key']);
+    assert.deepEqual(h.sleeps, []);
+  });
+
+  test('the PIN goes in the header only, never in the URL or body', async () => {
+    const h = harness({ script: [json(201, order())] });
+    await h.client.submit(CART);
+    assert.ok(!h.calls[0].url.includes(PIN));
+    assert.ok(!JSON.stringify(h.calls[0].body).includes(PIN));
+  });
+
+  test('baseUrl is prefixed', async () => {
+    const h = harness({ script: [json(201, order())], baseUrl: 'https://diner.example/' });
+    await h.client.submit(CART);
+    assert.equal(h.calls[0].url, `https://diner.example${ORDERS_URL}`);
+  });
+
+  test('a replayed answer is reported as placed (outcome replayed)', async () => {
+    const h = harness({
+      script: [json(201, order({ idempotentReplay: true }), { 'idempotent-replayed': 'true' })],
+    });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'replayed');
+    assert.equal(result.alreadyPlaced, false);
+  });
+
+  test('an impossible cart is refused without a request', async () => {
+    const h = harness();
+    for (const cart of [
+      { items: [] },
+      {},
+      { items: [{ menuItemId: BURGER, quantity: 0 }] },
+      { items: [{ menuItemId: BURGER, quantity: 100 }] },
+      { items: [{ menuItemId: BURGER, quantity: 1.5 }] },
+      { items: Array.from({ length: 51 }, () => ({ menuItemId: BURGER, quantity: 1 })) },
+      { items: [{ menuItemId: BURGER, quantity: 1 }], note: 'x'.repeat(201) },
+    ]) {
+      await assert.rejects(h.client.submit(cart), { name: 'OrdergateError', code: 'INVALID_CART' });
+    }
+    assert.equal(h.calls.length, 0);
+    // 200 characters (counted as characters, not UTF-16 units) is fine.
+    const ok = harness({ script: [json(201, order())] });
+    await ok.client.submit({ items: [{ menuItemId: BURGER, quantity: 99 }], note: '🍔'.repeat(200) });
+    assert.equal(ok.calls.length, 1);
+  });
+});
+
+// ── idempotency keys ────────────────────────────────────────────────────
+
+describe('Idempotency-Key', () => {
+  test('is the same across every retry', async () => {
+    const h = harness({ script: [networkError(), networkError(), networkError(), json(201, order())] });
+    const result = await h.client.submit(CART);
+    assert.equal(h.calls.length, 4);
+    assert.equal(new Set(h.keys()).size, 1);
+    assert.equal(result.attempts, 4);
+    assert.equal(result.idempotencyKey, h.keys()[0]);
+  });
+
+  test('is the same for a re-tap after a failure', async () => {
+    const h = harness({
+      script: [problem(409, 'OUT_OF_STOCK', { shortages: [] }), json(201, order())],
+    });
+    await assert.rejects(h.client.submit(CART), { code: 'OUT_OF_STOCK' });
+    await h.client.submit(CART);
+    assert.equal(h.calls.length, 2);
+    assert.equal(h.keys()[0], h.keys()[1]);
+  });
+
+  test('is the same for an equivalent cart (canonical form)', async () => {
+    const h = harness();
+    const k1 = h.client.keyFor({
+      items: [
+        { menuItemId: PIE, quantity: 1 },
+        { menuItemId: BURGER, quantity: 1, toppingIds: [CHEESE, BACON] },
+        { menuItemId: BURGER, quantity: 1, toppingIds: [BACON, CHEESE] },
+      ],
+      note: '  no onions ',
+    });
+    const k2 = h.client.keyFor({
+      items: [
+        { menuItemId: BURGER, quantity: 2, toppingIds: [BACON, CHEESE, CHEESE] },
+        { menuItemId: PIE, quantity: 1, toppingIds: [] },
+      ],
+      note: 'no onions',
+    });
+    assert.equal(k1, k2);
+    assert.match(k1, UUID_V4);
+  });
+
+  test('is renewed when the cart changes', async () => {
+    const h = harness({
+      script: [problem(410, 'SESSION_CLOSED'), problem(410, 'SESSION_CLOSED'), problem(410, 'SESSION_CLOSED')],
+    });
+    await assert.rejects(h.client.submit(CART), { code: 'SESSION_CLOSED' });
+    await assert.rejects(h.client.submit({ ...CART, note: 'no onions, please' }), { code: 'SESSION_CLOSED' });
+    await assert.rejects(h.client.submit(CART, { allowRepeat: true }), { code: 'SESSION_CLOSED' });
+    const [a, b, c] = h.keys();
+    assert.notEqual(a, b);
+    assert.notEqual(b, c);
+    assert.notEqual(a, c);
+    assert.equal(h.calls[2].body.allowRepeat, true);
+  });
+
+  test('going back to an earlier cart does not reuse its old key', async () => {
+    const h = harness();
+    const k1 = h.client.keyFor(CART);
+    const k2 = h.client.keyFor(OTHER_CART);
+    const k3 = h.client.keyFor(CART);
+    assert.notEqual(k1, k2);
+    assert.notEqual(k3, k1);
+  });
+
+  test('is renewed once an order is confirmed', async () => {
+    const original = order();
+    const h = harness({
+      script: [
+        json(201, original),
+        problem(409, 'DUPLICATE_PAYLOAD', { originalOrderId: original.orderId, originalOrder: original }),
+      ],
+    });
+    await h.client.submit(CART);
+    assert.equal(h.client.currentKey, null);
+    const again = await h.client.submit(CART);
+    assert.equal(h.calls.length, 2);
+    assert.notEqual(h.keys()[0], h.keys()[1]);
+    assert.equal(again.outcome, 'duplicate');
+  });
+
+  test('survives a reload (stored) until the order is confirmed', async () => {
+    const storage = memoryStorage();
+    const first = harness({ storage, script: [problem(409, 'OUT_OF_STOCK', { shortages: [] })] });
+    await assert.rejects(first.client.submit(CART), { code: 'OUT_OF_STOCK' });
+    const second = harness({ storage, script: [json(201, order())] });
+    await second.client.submit(CART);
+    assert.equal(second.keys()[0], first.keys()[0]);
+    // confirmed: gone from storage, the next page gets a fresh key
+    const third = harness({ storage });
+    assert.equal(third.client.currentKey, null);
+    assert.notEqual(third.client.keyFor(CART), first.keys()[0]);
+  });
+
+  test('a stored key older than keyTtlMs is not reused', () => {
+    const storage = memoryStorage();
+    const first = harness({ storage });
+    const key = first.client.keyFor(CART);
+    const later = harness({ storage, keyTtlMs: 1000 });
+    later.clock = T0 + 5000;
+    const fresh = harness({ storage, keyTtlMs: 1000, now: () => T0 + 5000 });
+    assert.equal(later.client.currentKey, key); // read at T0: still fresh
+    assert.equal(fresh.client.currentKey, null);
+  });
+
+  test('stored keys of other sessions are purged once expired', () => {
+    const storage = memoryStorage({
+      'ordergate.pendingKey.old-session': JSON.stringify({ canonical: '{}', key: '11111111-1111-4111-8111-111111111111', at: T0 - 2000 }),
+      'ordergate.pendingKey.recent-session': JSON.stringify({ canonical: '{}', key: '22222222-2222-4222-8222-222222222222', at: T0 - 10 }),
+      'ordergate.pendingKey.damaged': 'not json',
+      'unrelated': 'kept',
+    });
+    storage.key = (i) => [...storage.map.keys()][i] ?? null;
+    Object.defineProperty(storage, 'length', { get: () => storage.map.size });
+    harness({ storage, keyTtlMs: 1000 });
+    assert.deepEqual([...storage.map.keys()].sort(), ['ordergate.clientId', 'ordergate.pendingKey.recent-session', 'unrelated']);
+  });
+
+  test('IDEMPOTENCY_KEY_REUSED drops the key, no retry', async () => {
+    const h = harness({ script: [problem(422, 'IDEMPOTENCY_KEY_REUSED'), json(201, order())] });
+    await assert.rejects(h.client.submit(CART), { code: 'IDEMPOTENCY_KEY_REUSED', status: 422 });
+    assert.equal(h.calls.length, 1);
+    await h.client.submit(CART);
+    assert.notEqual(h.keys()[0], h.keys()[1]);
+  });
+});
+
+// ── double taps ─────────────────────────────────────────────────────────
+
+describe('taps while an order is being sent', () => {
+  test('a second tap with the same cart joins the pending request', async () => {
+    let answer;
+    const gate = new Promise((resolve) => { answer = resolve; });
+    const h = harness({ script: [() => gate.then(json(201, order()))] });
+    const p1 = h.client.submit(CART);
+    const p2 = h.client.submit(structuredClone(CART));
+    assert.equal(p1, p2);
+    assert.equal(h.client.pending, true);
+    answer();
+    const [r1, r2] = await Promise.all([p1, p2]);
+    assert.equal(r1, r2);
+    assert.equal(h.calls.length, 1);
+    assert.equal(h.client.pending, false);
+  });
+
+  test('a tap with an equivalent cart also joins', async () => {
+    const h = harness({ script: [json(201, order())] });
+    const p1 = h.client.submit(CART);
+    const p2 = h.client.submit({ ...CART, note: ' no onions  ' });
+    assert.equal(p1, p2);
+    await p1;
+    assert.equal(h.calls.length, 1);
+  });
+
+  test('a tap with a different cart is refused with ORDER_PENDING', async () => {
+    let answer;
+    const gate = new Promise((resolve) => { answer = resolve; });
+    const h = harness({ script: [() => gate.then(json(201, order())), json(201, order({ orderId: 'second' }))] });
+    const p1 = h.client.submit(CART);
+    const keyDuring = h.client.currentKey;
+    await assert.rejects(h.client.submit(OTHER_CART), (err) => {
+      assert.ok(err instanceof OrdergateError);
+      assert.equal(err.code, 'ORDER_PENDING');
+      assert.match(err.message, /still being sent/);
+      return true;
+    });
+    assert.equal(h.client.currentKey, keyDuring, 'the refused tap did not touch the key');
+    answer();
+    const r1 = await p1;
+    assert.equal(r1.order.orderId, order().orderId);
+    assert.equal(h.calls.length, 1);
+    // Once it is done, the other cart goes through with a key of its own.
+    const r2 = await h.client.submit(OTHER_CART);
+    assert.equal(r2.order.orderId, 'second');
+    assert.equal(h.calls.length, 2);
+    assert.notEqual(h.keys()[0], h.keys()[1]);
+    assert.deepEqual(h.calls[1].body.items, [{ menuItemId: PIE, quantity: 1, toppingIds: [] }]);
+  });
+
+  test('a tap during the backoff wait joins as well', async () => {
+    let wake;
+    const waiting = new Promise((resolve) => { wake = resolve; });
+    let sleeping;
+    const asleep = new Promise((resolve) => { sleeping = resolve; });
+    const h = harness({
+      script: [networkError(), json(201, order())],
+      sleep: (ms) => { sleeping(ms); return waiting; },
+    });
+    const p1 = h.client.submit(CART);
+    assert.equal(await asleep, 250);
+    assert.equal(h.calls.length, 1);
+    const p2 = h.client.submit(CART);
+    assert.equal(p1, p2);
+    await assert.rejects(h.client.submit(OTHER_CART), { code: 'ORDER_PENDING' });
+    wake();
+    await p1;
+    assert.equal(h.calls.length, 2);
+    assert.equal(h.keys()[0], h.keys()[1]);
+  });
+});
+
+// ── retries ─────────────────────────────────────────────────────────────
+
+describe('retries', () => {
+  test('after a network error, with exponential backoff and jitter', async () => {
+    const h = harness({
+      random: () => 1,
+      script: [networkError(), networkError(), networkError(), networkError(), networkError(), json(201, order())],
+    });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'placed');
+    assert.equal(h.calls.length, 6);
+    assert.deepEqual(h.sleeps, [500, 1000, 2000, 4000, 8000]);
+    assert.deepEqual(h.progress.map((p) => p.phase), [
+      'sending', 'waiting', 'retrying', 'waiting', 'retrying', 'waiting', 'retrying',
+      'waiting', 'retrying', 'waiting', 'retrying',
+    ]);
+    assert.equal(h.progress[1].reason, 'NETWORK_ERROR');
+  });
+
+  test('jitter spreads the delay over the upper half of the ceiling', async () => {
+    const h = harness({ random: () => 0, script: [networkError(), networkError(), json(201, order())] });
+    await h.client.submit(CART);
+    assert.deepEqual(h.sleeps, [250, 500]);
+  });
+
+  test('delays never exceed maxDelayMs', async () => {
+    const h = harness({
+      random: () => 1, maxDelayMs: 1500, maxAttempts: 5,
+      script: [networkError(), networkError(), networkError(), networkError(), json(201, order())],
+    });
+    await h.client.submit(CART);
+    assert.deepEqual(h.sleeps, [500, 1000, 1500, 1500]);
+  });
+
+  test('after a timeout (AbortController), with the same key', async () => {
+    const h = harness({ timeoutMs: 1234 });
+    h.script.push(hang(h), json(201, order()));
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'placed');
+    assert.equal(h.calls.length, 2);
+    assert.equal(h.keys()[0], h.keys()[1]);
+    assert.equal(h.timers[0].ms, 1234);
+    assert.equal(h.calls[0].signal.aborted, true, 'the timeout aborted the first request');
+    assert.equal(h.calls[1].signal.aborted, false);
+    assert.equal(h.progress[1].reason, 'TIMEOUT');
+    assert.ok(h.timers.every((t) => t.fired || t.cleared), 'no timer is left armed');
+  });
+
+  test('after 409 REQUEST_IN_PROGRESS, honouring Retry-After', async () => {
+    const h = harness({
+      script: [problem(409, 'REQUEST_IN_PROGRESS', {}, { 'retry-after': '1' }), json(201, order({ idempotentReplay: true }))],
+    });
+    const result = await h.client.submit(CART);
+    assert.equal(h.calls.length, 2);
+    assert.equal(h.keys()[0], h.keys()[1]);
+    assert.deepEqual(h.sleeps, [1000]);
+    assert.equal(result.outcome, 'replayed');
+  });
+
+  test('after 409 SESSION_BUSY, honouring Retry-After', async () => {
+    const h = harness({
+      script: [problem(409, 'SESSION_BUSY', {}, { 'retry-after': '3' }), json(201, order())],
+    });
+    await h.client.submit(CART);
+    assert.equal(h.calls.length, 2);
+    assert.equal(h.keys()[0], h.keys()[1]);
+    assert.deepEqual(h.sleeps, [3000]);
+    assert.equal(h.progress.find((p) => p.phase === 'waiting').reason, 'SESSION_BUSY');
+  });
+
+  test('Retry-After shorter than the backoff does not shorten it', async () => {
+    const h = harness({
+      random: () => 1,
+      script: [networkError(), networkError(), problem(409, 'SESSION_BUSY', {}, { 'retry-after': '1' }), json(201, order())],
+    });
+    await h.client.submit(CART);
+    assert.deepEqual(h.sleeps, [500, 1000, 2000]);
+  });
+
+  test('after 429 COOLDOWN_ACTIVE, honouring Retry-After', async () => {
+    const h = harness({
+      script: [problem(429, 'COOLDOWN_ACTIVE', {}, { 'retry-after': '2' }), json(201, order())],
+    });
+    await h.client.submit(CART);
+    assert.equal(h.calls.length, 2);
+    assert.deepEqual(h.sleeps, [2000]);
+  });
+
+  test('after 5xx (outcome unknown), but not after CATALOG_NOT_READY', async () => {
+    const h = harness({
+      script: [
+        problem(500, 'INTERNAL'),
+        () => new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }),
+        problem(503, 'UNAVAILABLE', {}, { 'retry-after': '5' }),
+        json(201, order()),
+      ],
+    });
+    await h.client.submit(CART);
+    assert.equal(h.calls.length, 4);
+    assert.equal(new Set(h.keys()).size, 1);
+    assert.deepEqual(h.sleeps, [250, 500, 5000]);
+
+    const c = harness({ script: [problem(503, 'CATALOG_NOT_READY', {}, { 'retry-after': '30' })] });
+    await assert.rejects(c.client.submit(CART), { code: 'CATALOG_NOT_READY', status: 503, retryAfter: 30 });
+    assert.equal(c.calls.length, 1);
+  });
+
+  test('stop once maxElapsedMs would be passed', async () => {
+    const h = harness({
+      random: () => 1, maxElapsedMs: 2000, maxAttempts: 10,
+      script: [networkError(), networkError(), networkError(), json(200, { orders: [] })],
+    });
+    await assert.rejects(h.client.submit(CART), { code: 'NOT_CONFIRMED' });
+    // 500 + 1000 = 1500 elapsed; the next wait (2000) would pass 2000.
+    assert.deepEqual(h.sleeps, [500, 1000]);
+    assert.equal(h.posts().length, 3);
+  });
+
+  test('a Retry-After beyond the budget stops the retries', async () => {
+    const h = harness({
+      maxElapsedMs: 10000,
+      script: [problem(409, 'SESSION_BUSY', {}, { 'retry-after': '60' }), json(200, { orders: [] })],
+    });
+    await assert.rejects(h.client.submit(CART), { code: 'NOT_CONFIRMED' });
+    assert.deepEqual(h.sleeps, []);
+    assert.equal(h.posts().length, 1);
+  });
+});
+
+// ── outcomes without retry ──────────────────────────────────────────────
+
+describe('DUPLICATE_PAYLOAD', () => {
+  test('is reported as already placed with the original order', async () => {
+    const original = order({ ticketNumber: 41 });
+    const h = harness({
+      script: [problem(409, 'DUPLICATE_PAYLOAD', { originalOrderId: original.orderId, originalOrder: original })],
+    });
+    const result = await h.client.submit(CART);
+    assert.equal(h.calls.length, 1);
+    assert.equal(result.outcome, 'duplicate');
+    assert.equal(result.alreadyPlaced, true);
+    assert.deepEqual(result.order, original);
+    assert.equal(h.client.currentKey, null, 'confirmed: the key is renewed next time');
+  });
+});
+
+describe('refusals are typed errors, never retried', () => {
+  const cases = [
+    [422, 'VALIDATION_FAILED', { errors: [{ field: 'items[0].quantity', message: 'too many' }] }],
+    [422, 'UNKNOWN_MENU_ITEM', { field: 'items[0].menuItemId' }],
+    [422, 'INVALID_TOPPING', { toppingId: CHEESE }],
+    [422, 'ITEM_UNAVAILABLE', { menuItemId: BURGER }],
+    [410, 'SESSION_CLOSED', {}],
+    [409, 'OUT_OF_STOCK', { shortages: [{ itemId: PIE, requested: 3, available: 1 }] }],
+    [401, 'PIN_INVALID', {}],
+    [429, 'PIN_LOCKED', {}, { 'retry-after': '120' }],
+    [404, 'NOT_FOUND', {}],
+    [400, 'CLIENT_ID_INVALID', {}],
+  ];
+  for (const [status, code, extra, headers = {}] of cases) {
+    test(`${status} ${code}`, async () => {
+      const h = harness({ script: [problem(status, code, { detail: `detail of ${code}`, ...extra }, headers)] });
+      await assert.rejects(h.client.submit(CART), (err) => {
+        assert.ok(err instanceof OrdergateError);
+        assert.equal(err.code, code);
+        assert.equal(err.status, status);
+        assert.equal(err.problem.code, code);
+        assert.equal(err.message, `detail of ${code}`);
+        for (const [k, v] of Object.entries(extra)) assert.deepEqual(err.problem[k], v);
+        return true;
+      });
+      assert.equal(h.calls.length, 1, 'exactly one request');
+      assert.deepEqual(h.sleeps, []);
+      assert.equal(h.client.pending, false);
+    });
+  }
+
+  test('OUT_OF_STOCK exposes shortages; PIN_LOCKED exposes retryAfter', async () => {
+    const shortages = [{ itemId: PIE, requested: 3, available: 1 }];
+    const h = harness({
+      script: [problem(409, 'OUT_OF_STOCK', { shortages }), problem(429, 'PIN_LOCKED', {}, { 'retry-after': '120' })],
+    });
+    await assert.rejects(h.client.submit(CART), { code: 'OUT_OF_STOCK', shortages });
+    await assert.rejects(h.client.submit(CART), { code: 'PIN_LOCKED', retryAfter: 120 });
+  });
+
+  test('a refusal without a problem body gets HTTP_<status>', async () => {
+    const h = harness({ script: [() => new Response('nope', { status: 403 })] });
+    await assert.rejects(h.client.submit(CART), { code: 'HTTP_403', status: 403, problem: null });
+  });
+});
+
+// ── reconciliation ──────────────────────────────────────────────────────
+
+describe('when the retries run out', () => {
+  const failing = (n) => Array.from({ length: n }, () => networkError());
+
+  test('reconciliation finds the order: reported as placed', async () => {
+    const mine = order({ orderId: 'mine', ticketNumber: 12 });
+    const h = harness({ maxAttempts: 3, script: failing(3) });
+    h.script.push(() => {
+      const me = h.client.clientId;
+      return json(200, {
+        orders: [
+          order({ orderId: 'other-device', clientId: 'web-someone-else' }),
+          order({ orderId: 'other-cart', clientId: me, note: 'extra spicy' }),
+          { ...mine, clientId: me },
+        ],
+      })();
+    });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'reconciled');
+    assert.equal(result.alreadyPlaced, false);
+    assert.equal(result.order.orderId, 'mine');
+    assert.equal(h.posts().length, 3);
+    const get = h.calls[3];
+    assert.equal(get.method, 'GET');
+    assert.equal(get.url, `${ORDERS_URL}?limit=50`);
+    assert.equal(get.headers['X-Session-PIN'], PIN);
+    assert.equal(h.progress.at(-1).phase, 'reconciling');
+    assert.equal(h.client.currentKey, null, 'confirmed: the key is renewed next time');
+  });
+
+  test('reconciliation does not find it: NOT_CONFIRMED, and the key stays', async () => {
+    const h = harness({ maxAttempts: 2, script: [...failing(2), json(200, { orders: [] })] });
+    let key;
+    await assert.rejects(h.client.submit(CART), (err) => {
+      assert.equal(err.code, 'NOT_CONFIRMED');
+      assert.equal(err.checked, true);
+      assert.equal(err.cause.code, 'NETWORK_ERROR');
+      key = h.keys()[0];
+      return true;
+    });
+    assert.equal(h.client.currentKey, key);
+    // A later tap retries safely with the same key.
+    h.script.push(json(201, order({ idempotentReplay: true })));
+    const result = await h.client.submit(CART);
+    assert.equal(h.keys().at(-1), key);
+    assert.equal(h.posts().length, 3);
+    assert.equal(result.outcome, 'replayed');
+  });
+
+  test('reconciliation unreachable: NOT_CONFIRMED (not checked)', async () => {
+    const h = harness({ maxAttempts: 2, script: [...failing(3)] });
+    await assert.rejects(h.client.submit(CART), { code: 'NOT_CONFIRMED', checked: false });
+    assert.equal(h.calls.length, 3);
+    assert.equal(h.calls[2].method, 'GET');
+  });
+
+  test('an order already reported by this client is not taken for the new one', async () => {
+    const first = order({ orderId: 'first' });
+    const h = harness({ maxAttempts: 1 });
+    h.script.push(json(201, { ...first, clientId: h.client.clientId }));
+    await h.client.submit(CART, { allowRepeat: false });
+    h.script.push(networkError(), json(200, { orders: [{ ...first, clientId: h.client.clientId }] }));
+    await assert.rejects(h.client.submit(CART, { allowRepeat: true }), { code: 'NOT_CONFIRMED', checked: true });
+  });
+
+  test('an order created before the key (server clock) is not taken', async () => {
+    const h = harness({ maxAttempts: 1 });
+    const serverSkew = 3_600_000; // the server's clock is an hour ahead
+    const date = new Date(T0 + serverSkew).toUTCString();
+    // The page loaded the session (learning the server's clock) ...
+    h.script.push(json(200, { sessionId: SESSION }, { date }));
+    await h.client.getSession();
+    // ... then the order failed. The same cart ordered 2 min earlier (server
+    // time) does not count; one ordered at the attempt's time does.
+    const me = h.client.clientId;
+    const old = order({ orderId: 'old', clientId: me, createdAt: new Date(T0 + serverSkew - 120_000).toISOString() });
+    h.script.push(networkError(), json(200, { orders: [old] }));
+    await assert.rejects(h.client.submit(CART), { code: 'NOT_CONFIRMED', checked: true });
+    const fresh = order({ orderId: 'fresh', clientId: me, createdAt: new Date(T0 + serverSkew + 200).toISOString() });
+    h.script.push(networkError(), json(200, { orders: [fresh, old] }));
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'reconciled');
+    assert.equal(result.order.orderId, 'fresh');
+  });
+
+  test('after REQUEST_IN_PROGRESS until the end, it reconciles too', async () => {
+    const busy = problem(409, 'REQUEST_IN_PROGRESS', {}, { 'retry-after': '1' });
+    const h = harness({ maxAttempts: 3, script: [busy, busy, busy] });
+    h.script.push(() => json(200, { orders: [order({ clientId: h.client.clientId })] })());
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'reconciled');
+    assert.deepEqual(h.sleeps, [1000, 1000]);
+  });
+});
+
+// ── helpers ─────────────────────────────────────────────────────────────
+
+describe('helpers', () => {
+  test('canonicalCart merges, sorts and trims', () => {
+    assert.deepEqual(
+      canonicalCart({
+        items: [
+          { menuItemId: PIE, quantity: 1 },
+          { menuItemId: BURGER, quantity: 2, toppingIds: [CHEESE, BACON] },
+          { menuItemId: BURGER, quantity: 1, toppingIds: [BACON, CHEESE] },
+          { menuItemId: BURGER, quantity: 1 },
+        ],
+        note: '  hi ',
+      }, { allowRepeat: true }),
+      {
+        items: [
+          { menuItemId: PIE, quantity: 1, toppingIds: [] },
+          { menuItemId: BURGER, quantity: 1, toppingIds: [] },
+          { menuItemId: BURGER, quantity: 3, toppingIds: [CHEESE, BACON].sort() },
+        ].sort((a, b) => `${a.menuItemId}|${a.toppingIds}`.localeCompare(`${b.menuItemId}|${b.toppingIds}`)),
+        note: 'hi',
+        allowRepeat: true,
+      },
+    );
+  });
+
+  test('getSession and listOrders send the PIN header', async () => {
+    const h = harness({ script: [json(200, { sessionId: SESSION, shopId: SHOP }), json(200, { orders: [order()] })] });
+    assert.equal((await h.client.getSession()).shopId, SHOP);
+    assert.equal((await h.client.listOrders({ limit: 20 })).length, 1);
+    assert.equal(h.calls[0].url, `/api/v1/sessions/${SESSION}`);
+    assert.equal(h.calls[1].url, `${ORDERS_URL}?limit=20`);
+    for (const c of h.calls) assert.equal(c.headers['X-Session-PIN'], PIN);
+  });
+
+  test('getSession with a wrong PIN: typed error', async () => {
+    const h = harness({ script: [problem(401, 'PIN_INVALID')] });
+    await assert.rejects(h.client.getSession(), { code: 'PIN_INVALID', status: 401 });
+  });
+
+  test('menu loader revalidates with If-None-Match', async () => {
+    const calls = [];
+    const menu = { shopId: SHOP, currency: 'JPY', items: [] };
+    const answers = [
+      () => new Response(JSON.stringify(menu), { status: 200, headers: { 'content-type': 'application/json', etag: '"abc"' } }),
+      () => new Response(null, { status: 304, headers: { etag: '"abc"' } }),
+      () => new Response(JSON.stringify({ ...menu, catalogVersion: 2 }), { status: 200, headers: { 'content-type': 'application/json', etag: '"def"' } }),
+    ];
+    const loader = createMenuLoader({
+      shopId: SHOP,
+      fetch: async (url, init) => { calls.push({ url, headers: init.headers }); return answers.shift()(); },
+    });
+    const a = await loader.load();
+    assert.equal(a.changed, true);
+    assert.deepEqual(a.menu, menu);
+    const b = await loader.load();
+    assert.equal(b.changed, false);
+    assert.deepEqual(b.menu, menu);
+    const c = await loader.load();
+    assert.equal(c.changed, true);
+    assert.equal(c.menu.catalogVersion, 2);
+    assert.equal(calls[0].url, `/api/v1/shops/${SHOP}/menu`);
+    assert.equal(calls[0].headers['If-None-Match'], undefined);
+    assert.equal(calls[1].headers['If-None-Match'], '"abc"');
+    assert.equal(calls[2].headers['If-None-Match'], '"abc"');
+    assert.equal(loader.etag, '"def"');
+  });
+
+  test('menu loader gives a fresh copy each time (also on 304)', async () => {
+    const menu = { shopId: SHOP, currency: 'USD', items: [{ menuItemId: PIE, soldOut: false, stock: 3 }] };
+    const answers = [
+      () => new Response(JSON.stringify(menu), { status: 200, headers: { 'content-type': 'application/json', etag: '"a"' } }),
+      () => new Response(null, { status: 304, headers: { etag: '"a"' } }),
+    ];
+    const loader = createMenuLoader({ shopId: SHOP, fetch: async () => answers.shift()() });
+    const first = await loader.load();
+    first.menu.items[0].soldOut = true; // the page applied a stock event to its copy
+    const second = await loader.load();
+    assert.equal(second.changed, false);
+    assert.notEqual(second.menu, first.menu);
+    assert.equal(second.menu.items[0].soldOut, false, 'the server\'s state, not the page\'s edits');
+  });
+
+  test('menu loader: CATALOG_NOT_READY is a typed error', async () => {
+    const loader = createMenuLoader({
+      shopId: SHOP,
+      fetch: async () => problem(503, 'CATALOG_NOT_READY', {}, { 'retry-after': '30' })(),
+    });
+    await assert.rejects(loader.load(), { code: 'CATALOG_NOT_READY', retryAfter: 30 });
+  });
+
+  test('formatMoney uses the currency\'s minor unit', () => {
+    assert.equal(formatMoney(1290, 'USD', 'en-US'), '$12.90');
+    assert.equal(formatMoney(480, 'JPY', 'en-US'), '¥480');
+    assert.equal(formatMoney(480, 'JPY', 'ja-JP'), '￥480');
+    assert.equal(formatMoney(5, 'USD', 'en-US'), '$0.05');
+    assert.match(formatMoney(1234, 'KWD', 'en-US'), /^KWD\s1\.234$/);
+  });
+
+  test('parseRetryAfter takes seconds or an HTTP date', () => {
+    assert.equal(parseRetryAfter('3'), 3);
+    assert.equal(parseRetryAfter(null), null);
+    assert.equal(parseRetryAfter('soon'), null);
+    assert.equal(parseRetryAfter(new Date(T0 + 4500).toUTCString(), T0), 4);
+  });
+
+  test('uuidV4 makes version 4 UUIDs', () => {
+    for (let i = 0; i < 20; i++) assert.match(uuidV4(), UUID_V4);
+  });
+});
+
+// ── live events ─────────────────────────────────────────────────────────
+
+class FakeEventSource {
+  static instances = [];
+  constructor(url) {
+    this.url = url;
+    this.readyState = 0;
+    this.listeners = {};
+    this.closed = false;
+    FakeEventSource.instances.push(this);
+  }
+  addEventListener(type, fn) { (this.listeners[type] ??= []).push(fn); }
+  emit(type, ev = {}) { for (const fn of this.listeners[type] ?? []) fn(ev); }
+  open() { this.readyState = 1; this.emit('open'); }
+  close() { this.readyState = 2; this.closed = true; }
+}
+
+describe('subscribeSessionEvents', () => {
+  test('connects with ?pin=, parses events, reports (re)connections and resumes after a failure', () => {
+    FakeEventSource.instances = [];
+    const events = [];
+    const opens = [];
+    const statuses = [];
+    const timers = [];
+    const sub = subscribeSessionEvents({
+      sessionId: SESSION,
+      pin: PIN,
+      EventSource: FakeEventSource,
+      setTimeout: (fn, ms) => { timers.push({ fn, ms }); return timers.length; },
+      clearTimeout: () => {},
+      random: () => 1,
+      onEvent: (type, data, id) => events.push({ type, data, id }),
+      onOpen: (info) => opens.push(info),
+      onStatus: (s) => statuses.push(s),
+    });
+    const [es] = FakeEventSource.instances;
+    assert.equal(es.url, `/api/v1/sessions/${SESSION}/events?pin=${PIN}`);
+    es.open();
+    es.emit('stock.changed', { data: JSON.stringify({ itemId: PIE, stock: 0, soldOut: true }), lastEventId: '41' });
+    es.emit('order.placed', { data: JSON.stringify(order()), lastEventId: '42' });
+    assert.deepEqual(events.map((e) => [e.type, e.id]), [['stock.changed', '41'], ['order.placed', '42']]);
+    assert.equal(events[0].data.soldOut, true);
+    assert.equal(sub.lastEventId, '42');
+
+    // EventSource's own reconnect (it sends Last-Event-ID itself)
+    es.readyState = 0;
+    es.emit('error');
+    assert.equal(statuses.at(-1), 'reconnecting');
+    es.open();
+    assert.deepEqual(opens, [{ reconnected: false }, { reconnected: true }]);
+    assert.equal(FakeEventSource.instances.length, 1);
+
+    // It gives up (e.g. an HTTP error): a new one resumes with ?lastEventId=
+    es.readyState = 2;
+    es.emit('error');
+    assert.equal(statuses.at(-1), 'offline');
+    assert.equal(es.closed, true);
+    assert.equal(timers.length, 1);
+    assert.equal(timers[0].ms, 1000);
+    timers[0].fn();
+    const es2 = FakeEventSource.instances[1];
+    assert.equal(es2.url, `/api/v1/sessions/${SESSION}/events?pin=${PIN}&lastEventId=42`);
+    es2.open();
+    assert.deepEqual(opens.at(-1), { reconnected: true });
+
+    sub.close();
+    assert.equal(es2.closed, true);
+    es2.emit('order.updated', { data: '{}', lastEventId: '43' });
+    assert.equal(events.length, 2, 'nothing after close');
+  });
+});
