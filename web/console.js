@@ -1,0 +1,525 @@
+// Shared code of the two staff pages (kitchen display and staff console):
+// the staff token (asked once, kept in sessionStorage), calls to the API with
+// problem+json errors, idempotency keys per intended change, the shop's live
+// event stream with its connection indicator, and small formatting helpers.
+//
+// Test hooks shared by both pages (see kitchen.js and staff.js for the rest):
+//   #token-form            the "staff token" form (shown while no token is known)
+//   #token-input           its password field; #token-error its message
+//   #app                   the page body proper (hidden until a token works)
+//   #sign-out              forgets the token and shows the form again
+//   #shop-name             the shop's name once loaded
+//   #connection            live-stream indicator (hidden while signed out);
+//                          data-state is one of
+//                          connecting | live | reconnecting | offline
+//                          (mirrored on body[data-connection] for styling)
+//   #announcer             polite aria-live region (status changes are read out)
+//   #problem               role=alert region showing the last API problem's detail
+//                          (data-code is its `code`); #problem-dismiss clears it
+
+const TOKEN_KEY = 'ordergate.staffToken';
+
+/** The shop id from `/kitchen/{shopId}` or `/staff/{shopId}`. */
+export function shopIdFromPath() {
+  const parts = location.pathname.split('/').filter(Boolean);
+  return decodeURIComponent(parts[1] || '');
+}
+
+export function getToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) || '';
+  } catch {
+    return '';
+  }
+}
+
+function setToken(token) {
+  try {
+    sessionStorage.setItem(TOKEN_KEY, token);
+  } catch {
+    // Storage refused (private mode quota): the token lives in memory only.
+  }
+  memoryToken = token;
+}
+
+export function clearToken() {
+  try {
+    sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // nothing to clear
+  }
+  memoryToken = '';
+}
+
+let memoryToken = '';
+function currentToken() {
+  return getToken() || memoryToken;
+}
+
+/** A UUID version 4 (works on plain-http origins too, unlike randomUUID). */
+export function uuidv4() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * One idempotency key per intended change. The intent names the change
+ * (for example `order:<id>:v3:accepted`), so a retry of the same change
+ * reuses its key and a new change gets a new one. Forget a key once the
+ * change has a definite answer.
+ */
+export class IntentKeys {
+  constructor() {
+    this.keys = new Map();
+  }
+  get(intent) {
+    let key = this.keys.get(intent);
+    if (!key) {
+      key = uuidv4();
+      this.keys.set(intent, key);
+    }
+    return key;
+  }
+  has(intent) {
+    return this.keys.has(intent);
+  }
+  forget(intent) {
+    this.keys.delete(intent);
+  }
+}
+
+/** An API refusal (problem+json) or a failure to reach the server. */
+export class ApiProblem extends Error {
+  constructor(status, body) {
+    const detail = (body && (body.detail || body.title)) || `HTTP ${status}`;
+    super(detail);
+    this.status = status;
+    this.code = (body && body.code) || (status === 0 ? 'NETWORK' : `HTTP_${status}`);
+    this.detail = detail;
+    this.body = body || {};
+  }
+  /** Worth sending again with the same idempotency key. */
+  get retryable() {
+    return (
+      this.status === 0 || this.status >= 500 || this.code === 'REQUEST_IN_PROGRESS' || this.code === 'SESSION_BUSY'
+    );
+  }
+  /** The detail, with field errors of a VALIDATION_FAILED appended. */
+  get fullText() {
+    const errors = Array.isArray(this.body.errors) ? this.body.errors : [];
+    if (!errors.length) return this.detail;
+    return `${this.detail}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`;
+  }
+}
+
+/** The text to show for any error thrown by `api`. */
+export function problemText(err) {
+  if (err instanceof ApiProblem) return err.fullText;
+  return String((err && err.message) || err);
+}
+
+let onUnauthorized = () => {};
+
+/** Server time minus client time, in ms (from the Date header; 0 if close). */
+let clockSkew = 0;
+export function serverNow() {
+  return Date.now() + clockSkew;
+}
+
+/**
+ * Call the API as staff. Resolves to the parsed JSON body; rejects with an
+ * ApiProblem. `key` sets the Idempotency-Key; `retries` sends the same
+ * request again (same key) after network errors, 5xx and in-progress answers.
+ */
+export async function api(path, { method = 'GET', body, key, retries = 0, auth = true } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (auth) headers.Authorization = `Bearer ${currentToken()}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (key) headers['Idempotency-Key'] = key;
+  for (let attempt = 0; ; attempt += 1) {
+    let problem;
+    try {
+      const res = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+      });
+      noteServerDate(res);
+      const text = await res.text();
+      let data = null;
+      if (text) {
+        try {
+          data = JSON.parse(text);
+        } catch {
+          data = null;
+        }
+      }
+      if (res.ok) return data;
+      problem = new ApiProblem(res.status, data);
+      if (res.status === 401 && auth) {
+        onUnauthorized(problem);
+        throw problem;
+      }
+    } catch (err) {
+      if (err instanceof ApiProblem) {
+        if (err.status === 401) throw err;
+        problem = err;
+      } else {
+        problem = new ApiProblem(0, {
+          code: 'NETWORK',
+          detail: 'Could not reach the server. Check the connection and try again.',
+        });
+      }
+    }
+    if (!problem.retryable || attempt >= retries) throw problem;
+    await sleep(500 * 2 ** attempt);
+  }
+}
+
+function noteServerDate(res) {
+  const date = Date.parse(res.headers.get('Date') || '');
+  if (Number.isNaN(date)) return;
+  const skew = date - Date.now();
+  // The header has one-second resolution: only correct a clock that is off.
+  clockSkew = Math.abs(skew) > 5000 ? skew : 0;
+}
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Put a short message in the polite live region (read out by screen readers). */
+export function announce(text) {
+  const el = document.getElementById('announcer');
+  if (!el) return;
+  // Clear first so that the same message twice is read twice.
+  el.textContent = '';
+  setTimeout(() => {
+    el.textContent = text;
+  }, 50);
+}
+
+/**
+ * Show (or, with null, clear) the page-wide problem message. `source` names
+ * what failed (say, a list that did not load), so that its next success
+ * clears it with `clearProblem(source)`.
+ */
+export function showProblem(err, source = '') {
+  const el = document.getElementById('problem');
+  const dismiss = document.getElementById('problem-dismiss');
+  if (!el) return;
+  if (err) {
+    el.textContent = typeof err === 'string' ? err : problemText(err);
+    el.dataset.code = err instanceof ApiProblem ? err.code : 'ERROR';
+    el.dataset.source = source;
+  } else {
+    el.textContent = '';
+    delete el.dataset.code;
+    delete el.dataset.source;
+  }
+  if (dismiss) dismiss.hidden = !err;
+}
+
+/** Clear the problem message if `source` put it there. */
+export function clearProblem(source) {
+  const el = document.getElementById('problem');
+  if (el && el.textContent && el.dataset.source === source) showProblem(null);
+}
+
+/**
+ * Ask for the staff token once (unless this tab has one), check it against
+ * `probe` (an API path that needs it) and call `start` once it works. A 401
+ * later shows the form again with the server's detail.
+ */
+export function withStaffToken({ probe, start, stop }) {
+  const form = document.getElementById('token-form');
+  const input = document.getElementById('token-input');
+  const error = document.getElementById('token-error');
+  const app = document.getElementById('app');
+  const signOut = document.getElementById('sign-out');
+  const connection = document.getElementById('connection');
+  let running = false;
+
+  function showForm(message) {
+    if (running) {
+      running = false;
+      stop();
+    }
+    app.hidden = true;
+    form.hidden = false;
+    signOut.hidden = true;
+    if (connection) connection.hidden = true;
+    error.textContent = message || '';
+    error.hidden = !message;
+    input.setAttribute('aria-invalid', message ? 'true' : 'false');
+    input.focus();
+  }
+
+  async function tryToken() {
+    const submit = form.querySelector('button[type=submit]');
+    submit.disabled = true;
+    try {
+      await api(probe);
+      showProblem(null);
+      form.hidden = true;
+      app.hidden = false;
+      signOut.hidden = false;
+      if (connection) connection.hidden = false;
+      error.hidden = true;
+      running = true;
+      await start();
+    } catch (err) {
+      if (err instanceof ApiProblem && err.status === 401) return; // form shown
+      if (!running) showForm(problemText(err));
+      else showProblem(err);
+    } finally {
+      submit.disabled = false;
+    }
+  }
+
+  onUnauthorized = (problem) => {
+    clearToken();
+    showForm(problem.detail || 'The staff token was refused.');
+  };
+
+  const dismiss = document.getElementById('problem-dismiss');
+  if (dismiss) dismiss.addEventListener('click', () => showProblem(null));
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    if (!token) {
+      showForm('Enter the staff token.');
+      return;
+    }
+    setToken(token);
+    input.value = '';
+    tryToken();
+  });
+
+  signOut.addEventListener('click', () => {
+    clearToken();
+    showForm('');
+    announce('Signed out. The staff token was forgotten in this tab.');
+  });
+
+  if (currentToken()) tryToken();
+  else showForm('');
+}
+
+/** The shop (no auth): name and currency. */
+export async function loadShop(shopId) {
+  const shop = await api(`/api/v1/shops/${encodeURIComponent(shopId)}`, { auth: false });
+  const name = document.getElementById('shop-name');
+  if (name) name.textContent = shop.name;
+  document.title = `${shop.name} · ${document.title.split(' · ').pop()}`;
+  return shop;
+}
+
+/** Format minor units of `currency` (480 → "$4.80", or "¥480" for JPY). */
+export function moneyFormatter(currency) {
+  let fmt;
+  try {
+    fmt = new Intl.NumberFormat(undefined, { style: 'currency', currency });
+  } catch {
+    fmt = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2 });
+  }
+  const digits = fmt.resolvedOptions().maximumFractionDigits;
+  return (minor) => fmt.format(minor / 10 ** digits);
+}
+
+const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dateTimeFmt = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+});
+export function formatTime(iso) {
+  return timeFmt.format(new Date(iso));
+}
+export function formatDateTime(iso) {
+  const d = new Date(iso);
+  const sameDay = new Date().toDateString() === d.toDateString();
+  return sameDay ? timeFmt.format(d) : dateTimeFmt.format(d);
+}
+
+/** "just now", "4 min", "1 h 12 min". */
+export function formatAge(iso, now = serverNow()) {
+  const secs = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  if (secs < 45) return 'just now';
+  const mins = Math.round(secs / 60);
+  if (mins < 60) return `${mins} min`;
+  return `${Math.floor(mins / 60)} h ${mins % 60} min`;
+}
+
+/** `document.createElement` with attributes, dataset and children. */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const LONG_OUTAGE_MS = 30_000;
+const OFFLINE_AFTER_MS = 15_000;
+
+/**
+ * The shop's event stream. EventSource reconnects by itself and sends
+ * Last-Event-ID, so the server resumes exactly after the last event seen.
+ * If the browser gives up (the stream closed, e.g. the server refused it),
+ * a new EventSource resumes with `?lastEventId=`. `resync` runs on the
+ * first open, and again after a long outage or a new EventSource, so the
+ * page can re-read its lists.
+ */
+export class LiveStream {
+  constructor({ shopId, events, resync, probe }) {
+    this.shopId = shopId;
+    this.events = events;
+    this.resync = resync;
+    this.probe = probe;
+    this.es = null;
+    this.lastEventId = null;
+    this.state = 'connecting';
+    this.downSince = null;
+    this.needResync = true;
+    this.retryTimer = null;
+    this.offlineTimer = null;
+    this.backoff = 1000;
+    this.stopped = true;
+    this.onOnline = () => {
+      if (!this.stopped && (!this.es || this.es.readyState === EventSource.CLOSED)) this.open();
+    };
+    this.onOffline = () => {
+      if (!this.stopped) this.setState('offline');
+    };
+  }
+
+  start() {
+    this.stopped = false;
+    this.needResync = true;
+    window.addEventListener('online', this.onOnline);
+    window.addEventListener('offline', this.onOffline);
+    this.open();
+  }
+
+  stop() {
+    this.stopped = true;
+    window.removeEventListener('online', this.onOnline);
+    window.removeEventListener('offline', this.onOffline);
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.offlineTimer);
+    this.offlineTimer = null;
+    if (this.es) this.es.close();
+    this.es = null;
+    this.setState('offline');
+  }
+
+  url() {
+    const q = new URLSearchParams({ access_token: currentToken() });
+    if (this.lastEventId !== null) q.set('lastEventId', this.lastEventId);
+    return `/api/v1/shops/${encodeURIComponent(this.shopId)}/events?${q}`;
+  }
+
+  open() {
+    clearTimeout(this.retryTimer);
+    if (this.es) this.es.close();
+    if (this.state !== 'live') this.setState(this.downSince ? 'reconnecting' : 'connecting');
+    const es = new EventSource(this.url());
+    this.es = es;
+    es.addEventListener('open', () => {
+      if (es !== this.es) return;
+      clearTimeout(this.offlineTimer);
+      this.offlineTimer = null;
+      const outage = this.downSince ? Date.now() - this.downSince : 0;
+      this.downSince = null;
+      this.backoff = 1000;
+      this.setState('live');
+      if (this.needResync || outage > LONG_OUTAGE_MS) {
+        this.needResync = false;
+        this.resync();
+      }
+    });
+    es.addEventListener('error', () => {
+      if (es !== this.es || this.stopped) return;
+      if (!this.downSince) this.downSince = Date.now();
+      if (es.readyState === EventSource.CLOSED) {
+        this.setState('offline');
+        this.reopenLater();
+      } else {
+        // Every failed attempt fires an error: count from the first one.
+        if (this.state !== 'offline') this.setState(navigator.onLine === false ? 'offline' : 'reconnecting');
+        if (!this.offlineTimer) {
+          this.offlineTimer = setTimeout(() => {
+            this.offlineTimer = null;
+            if (this.es === es && es.readyState !== EventSource.OPEN) this.setState('offline');
+          }, OFFLINE_AFTER_MS);
+        }
+      }
+    });
+    for (const [type, handler] of Object.entries(this.events)) {
+      es.addEventListener(type, (event) => {
+        if (es !== this.es) return;
+        if (event.lastEventId) this.lastEventId = event.lastEventId;
+        let data;
+        try {
+          data = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        handler(data, event);
+      });
+    }
+  }
+
+  /** The browser closed the stream: check the token, then open a new one. */
+  reopenLater() {
+    if (this.es) this.es.close();
+    clearTimeout(this.retryTimer);
+    const delay = this.backoff;
+    this.backoff = Math.min(this.backoff * 2, 30_000);
+    this.retryTimer = setTimeout(async () => {
+      if (this.stopped) return;
+      try {
+        await api(this.probe);
+      } catch (err) {
+        if (err instanceof ApiProblem && err.status === 401) return; // token form shown
+        this.reopenLater();
+        return;
+      }
+      this.needResync = true;
+      this.open();
+    }, delay);
+  }
+
+  setState(state) {
+    this.state = state;
+    const el = document.getElementById('connection');
+    if (!el) return;
+    const labels = {
+      connecting: 'Connecting…',
+      live: 'Live',
+      reconnecting: 'Reconnecting…',
+      offline: 'Offline',
+    };
+    if (el.dataset.state === state) return;
+    el.dataset.state = state;
+    document.body.dataset.connection = state;
+    const text = el.querySelector('.connection-text') || el;
+    text.textContent = labels[state];
+  }
+}
