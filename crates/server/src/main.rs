@@ -29,6 +29,8 @@ enum Command {
     Demo(DemoArgs),
     /// Simulate a lunch peak with faults and check every invariant held.
     Rush(RushArgs),
+    #[command(flatten)]
+    Data(ordergate_migrate::DataCommand),
 }
 
 #[tokio::main]
@@ -44,6 +46,7 @@ async fn main() -> ExitCode {
         Command::Serve(settings) => run(settings).await,
         Command::Demo(args) => demo::run(args, shutdown_signal()).await,
         Command::Rush(args) => rush::run(args).await,
+        Command::Data(command) => command.run().await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
