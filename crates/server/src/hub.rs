@@ -23,6 +23,7 @@ use ordergate_domain::events::Event;
 use ordergate_domain::paging::Limit;
 use ordergate_store::{Store, StoreResult};
 use tokio::sync::{Notify, mpsc, watch};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// Frames kept in memory per shop.
@@ -45,16 +46,42 @@ pub struct Frame {
 
 impl Frame {
     fn new(event: &Event) -> Frame {
-        let text = format!(
-            "id: {}\nevent: {}\ndata: {}\n\n",
-            event.event_id, event.event_type, event.data
-        );
+        let wire = SseEvent {
+            id: event.event_id,
+            event: &event.event_type,
+            data: &event.data,
+        };
         Frame {
             event_id: event.event_id,
             session_id: event.session_id,
             is_stock: event.event_type == ordergate_domain::events::STOCK_CHANGED,
-            bytes: Bytes::from(text),
+            bytes: wire.encode(),
         }
+    }
+}
+
+/// One event as it goes on the wire: its `id:`, `event:` and `data:` lines
+/// (the data is one line of JSON).
+#[derive(Debug, ToSchema)]
+pub struct SseEvent<'a> {
+    /// The event's id in the shop's log, strictly increasing.
+    #[schema(value_type = String, example = "1842")]
+    id: i64,
+    /// `order.placed`, `order.updated`, `stock.changed`, `session.opened`
+    /// or `session.closed`.
+    #[schema(example = "order.placed")]
+    event: &'a str,
+    /// The full order for order events, `{itemId, stock, soldOut,
+    /// soldOutUntil}` for stock, the session (never its PIN) for sessions.
+    data: &'a str,
+}
+
+impl SseEvent<'_> {
+    fn encode(&self) -> Bytes {
+        Bytes::from(format!(
+            "id: {}\nevent: {}\ndata: {}\n\n",
+            self.id, self.event, self.data
+        ))
     }
 }
 

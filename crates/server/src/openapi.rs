@@ -63,10 +63,14 @@ fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value
             .is_some_and(|alternatives| alternatives.iter().any(|alt| alt.get(scheme).is_some()))
     };
     let has_body = operation.contains_key("requestBody");
-    let has_limit = operation
-        .get("parameters")
-        .and_then(Value::as_array)
-        .is_some_and(|params| params.iter().any(|p| p["name"] == "limit"));
+    let has_param = |name: &str| {
+        operation
+            .get("parameters")
+            .and_then(Value::as_array)
+            .is_some_and(|params| params.iter().any(|p| p["name"] == name))
+    };
+    let has_limit = has_param("limit");
+    let has_key = has_param("Idempotency-Key");
 
     let mut shared: Vec<(&str, &str)> = Vec::new();
     if requires("staffToken") {
@@ -93,8 +97,18 @@ fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value
             "Body is not application/json (UNSUPPORTED_MEDIA_TYPE)",
         ));
     }
-    if has_body || has_limit {
-        shared.push(("422", "Invalid field values (VALIDATION_FAILED)"));
+    if has_key && !has_body {
+        shared.push((
+            "400",
+            "Idempotency-Key is not a UUID v4 (IDEMPOTENCY_KEY_INVALID)",
+        ));
+    }
+    if has_body || has_limit || has_key {
+        shared.push((
+            "422",
+            "Invalid field values (VALIDATION_FAILED), or an \
+                             Idempotency-Key reused for another request (IDEMPOTENCY_KEY_REUSED)",
+        ));
     }
     if path.starts_with("/api/v1/") && path != "/api/v1/openapi.json" {
         shared.push((

@@ -221,7 +221,10 @@ impl Readers {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
             work(&tx)
         }));
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
+        self.idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(conn);
         match result {
             Ok(result) => result.map_err(StoreError::from),
             Err(_) => Err(StoreError::Internal("a SQLite read panicked".into())),

@@ -18,7 +18,7 @@ use crate::app::AppState;
 use crate::auth::{PIN_HEADER, session_access};
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiPath, ApiQuery};
-use crate::hub::Audience;
+use crate::hub::{Audience, SseEvent};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -63,7 +63,7 @@ struct SessionStreamQuery {
         ShopStreamQuery,
     ),
     responses(
-        (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = SseEvent),
         (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
          content_type = "application/problem+json"),
         (status = 422, description = "Last-Event-ID is not an event id (VALIDATION_FAILED)", body = Problem,
@@ -101,7 +101,7 @@ async fn shop_events(
         SessionStreamQuery,
     ),
     responses(
-        (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = SseEvent),
         (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
          content_type = "application/problem+json"),
         (status = 422, description = "Last-Event-ID is not an event id (VALIDATION_FAILED)", body = Problem,
@@ -133,22 +133,26 @@ async fn session_events(
 }
 
 /// The resume point: the `Last-Event-ID` header, else the query parameter.
+/// Either one that is not an event id is refused, even beside a good one.
 fn last_event_id(headers: &HeaderMap, query: Option<&str>) -> Result<Option<i64>, ApiError> {
-    let raw = headers
-        .get("last-event-id")
-        .map(|v| v.to_str().unwrap_or("?"))
-        .or(query);
-    raw.map(|raw| {
+    let parse = |raw: &str| {
         raw.trim()
             .parse::<i64>()
             .ok()
             .filter(|id| *id >= 0)
             .ok_or_else(|| {
-                ordergate_domain::Rejection::field("lastEventId", "must be an event id (0 or more)")
-                    .into()
+                ApiError::from(ordergate_domain::Rejection::field(
+                    "lastEventId",
+                    "must be an event id (0 or more)",
+                ))
             })
-    })
-    .transpose()
+    };
+    let from_query = query.map(parse).transpose()?;
+    let from_header = headers
+        .get("last-event-id")
+        .map(|v| parse(v.to_str().unwrap_or("?")))
+        .transpose()?;
+    Ok(from_header.or(from_query))
 }
 
 async fn stream(

@@ -668,5 +668,13 @@ async fn streams_refuse_wrong_credentials_unknown_ids_and_bad_resume_points() {
         let path = format!("/api/v1/sessions/{session}/events?pin={pin}&lastEventId={bad}");
         let reply = refused(app.request(Method::GET, &path)).await;
         assert_eq!(reply.invalid_fields(), ["lastEventId"], "query {bad:?}");
+        // A good header beside it does not excuse a bad query parameter.
+        let path = format!("{shop_path}?lastEventId={bad}");
+        let reply = refused(app.staff(Method::GET, &path).header("Last-Event-ID", "0")).await;
+        assert_eq!(
+            reply.invalid_fields(),
+            ["lastEventId"],
+            "query {bad:?} beside a header"
+        );
     }
 }
