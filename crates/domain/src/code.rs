@@ -30,13 +30,16 @@ pub enum ErrorCode {
     ItemUnavailable,
     PinLocked,
     CooldownActive,
+    TooManyStreams,
+    RequestTimeout,
+    HeadersTooLarge,
     Internal,
     Unavailable,
     CatalogNotReady,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 32] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -63,6 +66,9 @@ impl ErrorCode {
         ErrorCode::ItemUnavailable,
         ErrorCode::PinLocked,
         ErrorCode::CooldownActive,
+        ErrorCode::TooManyStreams,
+        ErrorCode::RequestTimeout,
+        ErrorCode::HeadersTooLarge,
         ErrorCode::Internal,
         ErrorCode::Unavailable,
         ErrorCode::CatalogNotReady,
@@ -96,6 +102,9 @@ impl ErrorCode {
             ErrorCode::ItemUnavailable => "ITEM_UNAVAILABLE",
             ErrorCode::PinLocked => "PIN_LOCKED",
             ErrorCode::CooldownActive => "COOLDOWN_ACTIVE",
+            ErrorCode::TooManyStreams => "TOO_MANY_STREAMS",
+            ErrorCode::RequestTimeout => "REQUEST_TIMEOUT",
+            ErrorCode::HeadersTooLarge => "HEADERS_TOO_LARGE",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::CatalogNotReady => "CATALOG_NOT_READY",
@@ -127,7 +136,9 @@ impl ErrorCode {
             | ErrorCode::UnknownMenuItem
             | ErrorCode::InvalidTopping
             | ErrorCode::ItemUnavailable => 422,
-            ErrorCode::PinLocked | ErrorCode::CooldownActive => 429,
+            ErrorCode::RequestTimeout => 408,
+            ErrorCode::HeadersTooLarge => 431,
+            ErrorCode::PinLocked | ErrorCode::CooldownActive | ErrorCode::TooManyStreams => 429,
             ErrorCode::Internal => 500,
             ErrorCode::Unavailable | ErrorCode::CatalogNotReady => 503,
         }
@@ -161,6 +172,9 @@ impl ErrorCode {
             ErrorCode::ItemUnavailable => "Item no longer available",
             ErrorCode::PinLocked => "Session PIN locked",
             ErrorCode::CooldownActive => "Please wait before ordering again",
+            ErrorCode::TooManyStreams => "Too many event streams",
+            ErrorCode::RequestTimeout => "The request took too long",
+            ErrorCode::HeadersTooLarge => "Request headers too large",
             ErrorCode::Internal => "Internal error",
             ErrorCode::Unavailable => "Service unavailable",
             ErrorCode::CatalogNotReady => "Catalog not ready",
@@ -215,6 +229,9 @@ mod tests {
                 ("ITEM_UNAVAILABLE", 422),
                 ("PIN_LOCKED", 429),
                 ("COOLDOWN_ACTIVE", 429),
+                ("TOO_MANY_STREAMS", 429),
+                ("REQUEST_TIMEOUT", 408),
+                ("HEADERS_TOO_LARGE", 431),
                 ("INTERNAL", 500),
                 ("UNAVAILABLE", 503),
                 ("CATALOG_NOT_READY", 503),

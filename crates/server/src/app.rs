@@ -22,6 +22,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::extract::MAX_BODY_BYTES;
 use crate::hub::Hub;
 use crate::idempotency::InFlight;
+use crate::limits::Limits;
 use crate::menu_cache::MenuCache;
 use crate::metrics::Metrics;
 use crate::{openapi, routes};
@@ -41,6 +42,7 @@ struct Inner {
     menu_cache: Arc<MenuCache>,
     hub: Arc<Hub>,
     metrics: Metrics,
+    limits: Limits,
     openapi_json: String,
 }
 
@@ -79,6 +81,10 @@ impl AppState {
 
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.0.limits
     }
 
     pub fn openapi_json(&self) -> &str {
@@ -123,6 +129,7 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
         menu_cache,
         hub,
         metrics: Metrics::default(),
+        limits: Limits::default(),
         openapi_json: openapi::render(document),
     }));
     let router = api
@@ -133,6 +140,10 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
                 "this endpoint does not take that method",
             )
         })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::bound_requests,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::metrics::track,
@@ -208,6 +219,8 @@ pub async fn serve(
         // Open event streams would otherwise hold the graceful shutdown forever.
         hub.close();
     };
+    // Limits per client address need the peer's address.
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

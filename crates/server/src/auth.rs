@@ -8,7 +8,9 @@ use ordergate_domain::Rejection;
 use ordergate_domain::session::Session;
 use ordergate_store::PinOutcome;
 use sha2::{Digest, Sha256};
+use std::net::IpAddr;
 use subtle::ConstantTimeEq;
+
 use uuid::Uuid;
 
 use crate::app::AppState;
@@ -85,6 +87,7 @@ pub enum Principal {
 pub async fn session_access(
     state: &AppState,
     headers: &HeaderMap,
+    address: IpAddr,
     session_id: Uuid,
 ) -> Result<(Session, Principal), ApiError> {
     if headers.contains_key(header::AUTHORIZATION) {
@@ -99,14 +102,33 @@ pub async fn session_access(
     let pin = headers
         .get(PIN_HEADER)
         .map(|v| v.to_str().unwrap_or_default());
+    let session = judge_pin(state, address, session_id, pin).await?;
+    Ok((session, Principal::Guest))
+}
+
+/// Judges a guest's PIN for a session, under both locks: the table's (a few
+/// wrong PINs lock it) and the address's (a sweep over many tables from one
+/// address is stopped too).
+pub async fn judge_pin(
+    state: &AppState,
+    address: IpAddr,
+    session_id: Uuid,
+    pin: Option<&str>,
+) -> Result<Session, ApiError> {
+    state.limits().check_pin_attempt(address)?;
     let now = ordergate_domain::now();
     match state
         .store()
         .verify_pin(session_id, pin, state.pin_policy(), now)
         .await?
     {
-        PinOutcome::Accepted(session) => Ok((session, Principal::Guest)),
-        PinOutcome::Invalid => Err(Rejection::PinInvalid.into()),
+        PinOutcome::Accepted(session) => Ok(session),
+        PinOutcome::Invalid => {
+            if pin.is_some() {
+                state.limits().pin_failed(address);
+            }
+            Err(Rejection::PinInvalid.into())
+        }
         PinOutcome::Locked { until } => Err(Rejection::PinLocked { until }.into()),
     }
 }

@@ -1,6 +1,6 @@
 //! Server settings: every flag also readable from the environment.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use chrono::Duration;
 use clap::Args;
@@ -55,6 +55,19 @@ pub struct Settings {
     #[arg(long, env = "ORDERGATE_PIN_LOCKOUT_SECS", default_value_t = 300,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub pin_lockout_secs: u32,
+
+    /// Longest a request may take to arrive and be answered (event streams excepted).
+    #[arg(long, env = "ORDERGATE_REQUEST_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub request_timeout_secs: u32,
+
+    /// Reverse proxies whose X-Forwarded-For names the client (comma-separated addresses).
+    #[arg(
+        long = "trusted-proxy",
+        env = "ORDERGATE_TRUSTED_PROXIES",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<IpAddr>,
 }
 
 impl Settings {
@@ -71,6 +84,8 @@ impl Settings {
             inflight_wait_ms: 2000,
             pin_max_failures: 5,
             pin_lockout_secs: 300,
+            request_timeout_secs: 30,
+            trusted_proxies: Vec::new(),
         }
     }
 
@@ -98,6 +113,10 @@ impl Settings {
         now: ordergate_domain::Timestamp,
     ) -> ordergate_domain::Timestamp {
         now + Duration::seconds(i64::from(self.idempotency_ttl_secs))
+    }
+
+    pub fn request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(u64::from(self.request_timeout_secs))
     }
 
     pub fn inflight_wait(&self) -> std::time::Duration {

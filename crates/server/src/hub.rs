@@ -202,7 +202,8 @@ impl Hub {
             wake: Notify::new(),
         });
         feeds.insert(shop_id, Arc::clone(&feed));
-        tokio::spawn(fetch(Arc::clone(&self.store), Arc::clone(&feed)));
+        let closing = self.closing.subscribe();
+        tokio::spawn(fetch(Arc::clone(&self.store), Arc::clone(&feed), closing));
         // Events committed between reading `last` and registering the feed
         // announced nothing here: look once.
         feed.wake.notify_one();
@@ -231,11 +232,18 @@ impl Hub {
     }
 }
 
-/// Reads each shop's new events once, however many are listening.
-async fn fetch(store: Arc<dyn Store>, feed: Arc<Feed>) {
+/// Reads each shop's new events once, however many are listening. Ends
+/// with the server, so that nothing holds the store after it stopped.
+async fn fetch(store: Arc<dyn Store>, feed: Arc<Feed>, mut closing: watch::Receiver<bool>) {
     loop {
-        feed.wake.notified().await;
+        tokio::select! {
+            () = feed.wake.notified() => {}
+            _ = closing.wait_for(|closed| *closed) => return,
+        }
         loop {
+            if *closing.borrow() {
+                return;
+            }
             let after = feed
                 .recent
                 .read()

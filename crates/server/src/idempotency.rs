@@ -147,17 +147,14 @@ impl Drop for Running {
 
 impl InFlight {
     /// Runs `work` for `key`: at once if no request with that key is running
-    /// here, after it finishes otherwise. A request still running after
-    /// `wait` → 409 `REQUEST_IN_PROGRESS`.
-    pub async fn run<T, Fut>(
+    /// here, after it finishes otherwise. `None` when that request is still
+    /// running after `wait` (the caller answers 409 `REQUEST_IN_PROGRESS`).
+    pub async fn run<Fut: Future>(
         self: &Arc<Self>,
         key: String,
         wait: Duration,
         work: impl FnOnce() -> Fut,
-    ) -> Result<T, ApiError>
-    where
-        Fut: Future<Output = Result<T, ApiError>>,
-    {
+    ) -> Option<Fut::Output> {
         let ahead = {
             let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
             match running.get(&key) {
@@ -174,16 +171,16 @@ impl InFlight {
             }
         };
         match ahead {
-            Ok(_running) => work().await,
+            Ok(_running) => Some(work().await),
             Err(mut finished) => {
                 // The sender is dropped when the first request finishes.
                 let still_running = tokio::time::timeout(wait, finished.changed())
                     .await
                     .is_err();
                 if still_running {
-                    return Err(Rejection::RequestInProgress.into());
+                    return None;
                 }
-                work().await
+                Some(work().await)
             }
         }
     }
@@ -215,6 +212,7 @@ where
             Ok(Sent::from(state.store().idempotent(claim, write).await?))
         })
         .await
+        .unwrap_or_else(|| Err(Rejection::RequestInProgress.into()))
 }
 
 #[cfg(test)]
@@ -231,7 +229,7 @@ mod tests {
                 registry
                     .run("k".into(), Duration::from_secs(5), || async {
                         released.await.unwrap();
-                        Ok::<_, ApiError>("first")
+                        "first"
                     })
                     .await
             })
@@ -244,22 +242,20 @@ mod tests {
             let registry = Arc::clone(&registry);
             tokio::spawn(async move {
                 registry
-                    .run("k".into(), Duration::from_secs(5), || async {
-                        Ok::<_, ApiError>("second")
-                    })
+                    .run("k".into(), Duration::from_secs(5), || async { "second" })
                     .await
             })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!second.is_finished(), "the second waits for the first");
         release.send(()).unwrap();
-        assert_eq!(first.await.unwrap().unwrap(), "first");
-        assert_eq!(second.await.unwrap().unwrap(), "second");
+        assert_eq!(first.await.unwrap(), Some("first"));
+        assert_eq!(second.await.unwrap(), Some("second"));
         assert!(registry.running.lock().unwrap().is_empty());
     }
 
     #[tokio::test]
-    async fn waiting_past_the_limit_is_request_in_progress() {
+    async fn waiting_past_the_limit_gives_up() {
         let registry = Arc::new(InFlight::default());
         let _running = {
             let mut running = registry.running.lock().unwrap();
@@ -268,10 +264,8 @@ mod tests {
             done
         };
         let outcome = registry
-            .run("k".into(), Duration::from_millis(20), || async {
-                Ok::<_, ApiError>(())
-            })
+            .run("k".into(), Duration::from_millis(20), || async {})
             .await;
-        assert_eq!(outcome.unwrap_err().code(), ErrorCode::RequestInProgress);
+        assert_eq!(outcome, None);
     }
 }

@@ -11,6 +11,7 @@ pub mod etag;
 pub mod extract;
 pub mod hub;
 pub mod idempotency;
+pub mod limits;
 pub mod menu_cache;
 pub mod metrics;
 pub mod openapi;

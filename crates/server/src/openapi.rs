@@ -110,6 +110,11 @@ fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value
                              Idempotency-Key reused for another request (IDEMPOTENCY_KEY_REUSED)",
         ));
     }
+    shared.push((
+        "408",
+        "The request did not arrive and finish within the request timeout (REQUEST_TIMEOUT)",
+    ));
+    shared.push(("431", "Request headers over 16 KiB (HEADERS_TOO_LARGE)"));
     if path.starts_with("/api/v1/") && path != "/api/v1/openapi.json" {
         shared.push((
             "503",

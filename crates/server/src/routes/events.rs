@@ -15,10 +15,11 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::app::AppState;
-use crate::auth::{PIN_HEADER, session_access};
+use crate::auth::{PIN_HEADER, Principal, session_access};
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::hub::{Audience, SseEvent};
+use crate::limits::{ClientAddress, StreamSlot};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -88,7 +89,7 @@ async fn shop_events(
     if state.store().get_shop(shop_id).await?.is_none() {
         return Err(ApiError::not_found("shop"));
     }
-    stream(&state, shop_id, Audience::Staff, cursor).await
+    stream(&state, shop_id, Audience::Staff, cursor, None).await
 }
 
 /// One table's live events (guests): its own orders and session, and the
@@ -104,6 +105,9 @@ async fn shop_events(
         (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = SseEvent),
         (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
          content_type = "application/problem+json"),
+        (status = 429, description = "Too many wrong PINs (PIN_LOCKED), or too many streams open \
+         for this table or from this address (TOO_MANY_STREAMS); with Retry-After", body = Problem,
+         content_type = "application/problem+json"),
         (status = 422, description = "Last-Event-ID is not an event id (VALIDATION_FAILED)", body = Problem,
          content_type = "application/problem+json"),
     ),
@@ -112,6 +116,7 @@ async fn shop_events(
 async fn session_events(
     State(state): State<AppState>,
     ApiPath(session_id): ApiPath<Uuid>,
+    ClientAddress(address): ClientAddress,
     mut headers: HeaderMap,
     ApiQuery(query): ApiQuery<SessionStreamQuery>,
 ) -> Result<Response, ApiError> {
@@ -122,12 +127,17 @@ async fn session_events(
         headers.insert(PIN_HEADER, value);
     }
     let cursor = last_event_id(&headers, query.last_event_id.as_deref());
-    let (session, _) = session_access(&state, &headers, session_id).await?;
+    let (session, principal) = session_access(&state, &headers, address, session_id).await?;
+    let slot = match principal {
+        Principal::Guest => Some(state.limits().open_guest_stream(session_id, address)?),
+        Principal::Staff => None,
+    };
     stream(
         &state,
         session.shop_id,
         Audience::Guests(session_id),
         cursor?,
+        slot,
     )
     .await
 }
@@ -160,10 +170,11 @@ async fn stream(
     shop_id: Uuid,
     audience: Audience,
     cursor: Option<i64>,
+    slot: Option<StreamSlot>,
 ) -> Result<Response, ApiError> {
     let frames = state.hub().subscribe(shop_id, audience, cursor).await?;
     // Counted for as long as the body lives, i.e. the connection.
-    let connected = state.metrics().sse_connected(shop_id);
+    let connected = (state.metrics().sse_connected(shop_id), slot);
     // Tells EventSource how soon to reconnect after a cut.
     let hello = stream::once(async { Ok::<_, Infallible>(Bytes::from_static(b"retry: 1000\n\n")) });
     let live = stream::unfold((frames, connected), |(mut frames, connected)| async move {

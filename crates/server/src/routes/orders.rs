@@ -11,7 +11,7 @@ use ordergate_domain::audit::{AuditEntry, REPLAYED};
 use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
 use ordergate_domain::order::{Order, OrderRequest, ValidOrder};
 use ordergate_domain::paging::Limit;
-use ordergate_store::{Caller, Claim, PinOutcome, PlaceOrder};
+use ordergate_store::{Caller, Claim, PlaceOrder};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -19,10 +19,11 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::app::AppState;
-use crate::auth::{PIN_HEADER, StaffAuth, session_access};
+use crate::auth::{PIN_HEADER, StaffAuth, judge_pin, session_access};
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{KEY_HEADER, Sent, header_text, key_error, staff_claim};
+use crate::limits::ClientAddress;
 
 /// How long an order waits for its table before 409 `SESSION_BUSY`.
 const SESSION_WAIT: Duration = Duration::from_secs(5);
@@ -94,6 +95,7 @@ struct LimitQuery {
 async fn place_guest_order(
     State(state): State<AppState>,
     ApiPath(session_id): ApiPath<Uuid>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     body: Result<ApiJson<OrderRequest>, ApiError>,
 ) -> Result<Sent, ApiError> {
@@ -113,18 +115,12 @@ async fn place_guest_order(
         (key, client_id, order) => {
             // The PIN is judged before the request's form (step 1 before 2).
             let audit_client = client_id.as_ref().ok().cloned();
-            let refusal = match state
-                .store()
-                .verify_pin(session_id, pin.as_deref(), state.pin_policy(), now)
-                .await?
-            {
-                PinOutcome::Invalid => Rejection::PinInvalid.into(),
-                PinOutcome::Locked { until } => Rejection::PinLocked { until }.into(),
-                PinOutcome::Accepted(_) => {
-                    key.and(client_id).and(order).err().unwrap_or_else(|| {
-                        ApiError::new(ErrorCode::Internal, "an internal error occurred")
-                    })
-                }
+            let refusal = match judge_pin(&state, address, session_id, pin.as_deref()).await {
+                Err(refusal) if refusal.code() == ErrorCode::NotFound => return Err(refusal),
+                Err(refusal) => refusal,
+                Ok(_) => key.and(client_id).and(order).err().unwrap_or_else(|| {
+                    ApiError::new(ErrorCode::Internal, "an internal error occurred")
+                }),
             };
             return Err(audited(
                 &state,
@@ -143,10 +139,12 @@ async fn place_guest_order(
         fingerprint: order.fingerprint.clone(),
         expires_at: state.settings().idempotency_expiry(now),
     };
-    let caller = Caller::Guest {
-        pin,
-        client_id: client_id.clone(),
-    };
+    if let Err(refusal) = state.limits().check_pin_attempt(address) {
+        return Err(audited(&state, session_id, &request_id, Some(&client_id), refusal).await);
+    }
+    // A missing PIN is refused but is no guess.
+    let guessed = pin.is_some();
+    let caller = Caller::Guest { pin, client_id };
     let placed = place(
         &state,
         session_id,
@@ -157,12 +155,10 @@ async fn place_guest_order(
         busy_deadline,
     )
     .await;
-    match placed {
-        Err(refusal) if refusal.code() == ErrorCode::RequestInProgress => {
-            Err(audited(&state, session_id, &request_id, Some(&client_id), refusal).await)
-        }
-        other => other,
+    if guessed && placed.as_ref().err().map(ApiError::code) == Some(ErrorCode::PinInvalid) {
+        state.limits().pin_failed(address);
     }
+    placed
 }
 
 fn client_id_error(code: ErrorCode) -> ApiError {
@@ -217,6 +213,10 @@ async fn place(
         request_id: request_id.to_owned(),
         now: ordergate_domain::now(),
     };
+    let guest = match &command.caller {
+        Caller::Guest { client_id, .. } => Some(client_id.clone()),
+        Caller::Staff => None,
+    };
     let place_now = || async {
         if let Some(sent) = committed_replay(state, &command).await? {
             return Ok(sent);
@@ -241,7 +241,21 @@ async fn place(
         Some(claim) => {
             let key = format!("{}\n{}", claim.scope, claim.key);
             let wait = state.settings().inflight_wait();
-            state.in_flight().run(key, wait, place_now).await
+            match state.in_flight().run(key, wait, place_now).await {
+                Some(placed) => placed,
+                None => {
+                    let refusal = Rejection::RequestInProgress.into();
+                    match guest {
+                        Some(client_id) => {
+                            Err(
+                                audited(state, session_id, request_id, Some(&client_id), refusal)
+                                    .await,
+                            )
+                        }
+                        None => Err(refusal),
+                    }
+                }
+            }
         }
         None => place_now().await,
     }
@@ -363,11 +377,12 @@ async fn place_staff_order(
 async fn session_orders(
     State(state): State<AppState>,
     ApiPath(session_id): ApiPath<Uuid>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<LimitQuery>,
 ) -> Result<Json<OrderList>, ApiError> {
     let limit = Limit::parse(query.limit.as_deref(), Limit::ORDER_HISTORY);
-    session_access(&state, &headers, session_id).await?;
+    session_access(&state, &headers, address, session_id).await?;
     let orders = state.store().session_orders(session_id, limit?).await?;
     Ok(Json(OrderList { orders }))
 }

@@ -19,6 +19,7 @@ use crate::auth::{Principal, StaffAuth, session_access};
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{Sent, staff_claim, staff_write};
+use crate::limits::ClientAddress;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -182,9 +183,10 @@ async fn list_sessions(
 async fn get_session(
     State(state): State<AppState>,
     ApiPath(session_id): ApiPath<Uuid>,
+    ClientAddress(address): ClientAddress,
     headers: HeaderMap,
 ) -> Result<Json<SessionView>, ApiError> {
-    let (session, principal) = session_access(&state, &headers, session_id).await?;
+    let (session, principal) = session_access(&state, &headers, address, session_id).await?;
     Ok(Json(SessionView::new(
         session,
         principal,

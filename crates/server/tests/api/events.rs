@@ -678,3 +678,53 @@ async fn streams_refuse_wrong_credentials_unknown_ids_and_bad_resume_points() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_stopped_server_lets_go_of_its_database() {
+    use std::sync::Arc;
+
+    use ordergate_server::{Settings, open_store, serve};
+    use tokio::time::Instant;
+
+    let database = crate::database::TestDatabase::create().await;
+    let mut settings = Settings::new(database.url.clone());
+    settings.staff_token = Some(STAFF_TOKEN.into());
+    let store = open_store(&settings).await.unwrap();
+    let held = Arc::downgrade(&store);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(settings, store, listener, async {
+        let _ = stopped.await;
+    }));
+
+    // A kitchen stream starts the shop's event reader.
+    let client = reqwest::Client::new();
+    let shop: Value = client
+        .post(format!("{base}/api/v1/shops"))
+        .bearer_auth(STAFF_TOKEN)
+        .json(&json!({"name": "Diner", "currency": "USD"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let shop = shop["shopId"].as_str().unwrap();
+    let stream = client
+        .get(format!("{base}/api/v1/shops/{shop}/events"))
+        .bearer_auth(STAFF_TOKEN);
+    let stream = SseStream::open(stream).await;
+
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+    drop(stream);
+    let deadline = Instant::now() + crate::sse::WAIT;
+    while held.upgrade().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the stopped server still holds its store"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -4,6 +4,7 @@
 mod database;
 mod helpers;
 
+mod abuse;
 mod catalog;
 mod errors;
 mod events;

@@ -1,0 +1,290 @@
+//! Limits against a guest-facing server's abuse: one address sweeping PINs
+//! over many tables (each table locks itself after a few wrong PINs; this
+//! catches the sweep), too many open event streams for one table or one
+//! address, oversized request heads and requests that never finish.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
+use axum::http::HeaderMap;
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::error::{ApiError, ErrorCode};
+
+/// Wrong PINs one address may send, across all tables, per window.
+pub const PIN_FAILURES_PER_ADDRESS: u32 = 20;
+pub const PIN_WINDOW: Duration = Duration::from_secs(600);
+/// Open guest event streams per table and per address.
+pub const STREAMS_PER_SESSION: usize = 8;
+pub const STREAMS_PER_ADDRESS: usize = 64;
+/// Total size of a request's header names and values.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+struct Failures {
+    count: AtomicU32,
+    since: Instant,
+}
+
+pub struct Limits {
+    /// Wrong PINs by address; an entry lives one window from its first failure.
+    pin_failures: moka::sync::Cache<IpAddr, Arc<Failures>>,
+    streams: Arc<Mutex<HashMap<StreamOwner, usize>>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum StreamOwner {
+    Session(Uuid),
+    Address(IpAddr),
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            pin_failures: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(PIN_WINDOW)
+                .build(),
+            streams: Arc::default(),
+        }
+    }
+}
+
+impl Limits {
+    /// Refuses PIN attempts from an address that sent too many wrong ones,
+    /// until its window ends.
+    pub fn check_pin_attempt(&self, address: IpAddr) -> Result<(), ApiError> {
+        let Some(failures) = self.pin_failures.get(&address) else {
+            return Ok(());
+        };
+        if failures.count.load(Ordering::Relaxed) < PIN_FAILURES_PER_ADDRESS {
+            return Ok(());
+        }
+        let left = PIN_WINDOW.saturating_sub(failures.since.elapsed());
+        Err(ApiError::new(
+            ErrorCode::PinLocked,
+            "too many wrong PINs from this address; try again later",
+        )
+        .retry_after(left.as_secs().max(1)))
+    }
+
+    pub fn pin_failed(&self, address: IpAddr) {
+        let failures = self.pin_failures.get_with(address, || {
+            Arc::new(Failures {
+                count: AtomicU32::new(0),
+                since: Instant::now(),
+            })
+        });
+        if failures.count.fetch_add(1, Ordering::Relaxed) + 1 == PIN_FAILURES_PER_ADDRESS {
+            tracing::warn!(%address, "too many wrong PINs from one address: its PIN checks are refused for a while");
+        }
+    }
+
+    /// Counts a guest stream for its table and its address for as long as
+    /// the returned guard lives; refuses one over either limit. (Staff
+    /// streams carry the staff token and are not counted.)
+    pub fn open_guest_stream(
+        &self,
+        session: Uuid,
+        address: IpAddr,
+    ) -> Result<StreamSlot, ApiError> {
+        let owners = [
+            (StreamOwner::Session(session), STREAMS_PER_SESSION),
+            (StreamOwner::Address(address), STREAMS_PER_ADDRESS),
+        ];
+        let mut open = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        if owners
+            .iter()
+            .any(|(owner, max)| open.get(owner).copied().unwrap_or(0) >= *max)
+        {
+            return Err(ApiError::new(
+                ErrorCode::TooManyStreams,
+                "too many event streams are open for this table or from this address",
+            )
+            .retry_after(5));
+        }
+        for (owner, _) in &owners {
+            *open.entry(*owner).or_default() += 1;
+        }
+        Ok(StreamSlot {
+            streams: Arc::clone(&self.streams),
+            owners: owners.map(|(owner, _)| owner),
+        })
+    }
+}
+
+/// A counted stream; dropping it (the stream ended) frees its place.
+pub struct StreamSlot {
+    streams: Arc<Mutex<HashMap<StreamOwner, usize>>>,
+    owners: [StreamOwner; 2],
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        for owner in &self.owners {
+            if let Some(count) = open.get_mut(owner) {
+                *count -= 1;
+                if *count == 0 {
+                    open.remove(owner);
+                }
+            }
+        }
+    }
+}
+
+/// Refuses a request whose headers are too large, and answers one that takes
+/// longer than the request timeout to arrive and be answered with 408. An
+/// event stream's body is not timed: the handler has answered by then.
+pub async fn bound_requests(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let header_bytes: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    if header_bytes > MAX_HEADER_BYTES {
+        return ApiError::new(
+            ErrorCode::HeadersTooLarge,
+            format!("request headers may total at most {MAX_HEADER_BYTES} bytes"),
+        )
+        .into_response();
+    }
+    let timeout = state.settings().request_timeout();
+    match tokio::time::timeout(timeout, next.run(request)).await {
+        Ok(response) => response,
+        // An order cut off here may still commit: its retry with the same
+        // key gets the committed answer.
+        Err(_) => ApiError::new(
+            ErrorCode::RequestTimeout,
+            format!(
+                "the request was not completed within {} s; retry it (with the same Idempotency-Key)",
+                timeout.as_secs()
+            ),
+        )
+        .into_response(),
+    }
+}
+
+/// The client's address: the peer's, or, when the peer is one of the
+/// configured reverse proxies, the nearest address in `X-Forwarded-For` that
+/// is not one of them (entries further left are the client's own claims).
+pub struct ClientAddress(pub IpAddr);
+
+impl FromRequestParts<AppState> for ClientAddress {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let ConnectInfo(peer) = ConnectInfo::<SocketAddr>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::new(ErrorCode::Internal, "an internal error occurred"))?;
+        let trusted = &state.settings().trusted_proxies;
+        Ok(ClientAddress(client_address(
+            peer.ip(),
+            &parts.headers,
+            trusted,
+        )))
+    }
+}
+
+fn client_address(peer: IpAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> IpAddr {
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .flat_map(|value| value.to_str().unwrap_or_default().split(','))
+        .map(str::trim)
+        .collect();
+    let mut client = peer;
+    for hop in hops.iter().rev() {
+        // An entry that is not an address ends the trusted chain.
+        let Ok(address) = hop.parse::<IpAddr>() else {
+            break;
+        };
+        client = address;
+        if !trusted.contains(&address) {
+            break;
+        }
+    }
+    client
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOME: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 7));
+
+    #[test]
+    fn a_pin_sweep_from_one_address_is_stopped() {
+        let limits = Limits::default();
+        for _ in 0..PIN_FAILURES_PER_ADDRESS {
+            assert!(limits.check_pin_attempt(HOME).is_ok());
+            limits.pin_failed(HOME);
+        }
+        let refused = limits.check_pin_attempt(HOME).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::PinLocked);
+        let other = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 8));
+        assert!(
+            limits.check_pin_attempt(other).is_ok(),
+            "other addresses are not held"
+        );
+    }
+
+    #[test]
+    fn streams_are_counted_per_table_and_freed_when_they_end() {
+        let limits = Limits::default();
+        let table = Uuid::new_v4();
+        let slots: Vec<_> = (0..STREAMS_PER_SESSION)
+            .map(|_| limits.open_guest_stream(table, HOME).unwrap())
+            .collect();
+        let refused = limits.open_guest_stream(table, HOME).err().unwrap();
+        assert_eq!(refused.code(), ErrorCode::TooManyStreams);
+        assert!(
+            limits.open_guest_stream(Uuid::new_v4(), HOME).is_ok(),
+            "another table"
+        );
+        drop(slots);
+        assert!(limits.open_guest_stream(table, HOME).is_ok());
+        assert!(
+            limits.streams.lock().unwrap().is_empty(),
+            "every place freed"
+        );
+    }
+
+    #[test]
+    fn forwarded_for_counts_only_behind_a_trusted_proxy() {
+        let proxy: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("x-forwarded-for", "6.6.6.6, 203.0.113.9".parse().unwrap());
+        assert_eq!(
+            client_address(HOME, &headers, &[]),
+            HOME,
+            "no proxy configured"
+        );
+        assert_eq!(
+            client_address(HOME, &headers, &[proxy]),
+            HOME,
+            "peer is not the proxy"
+        );
+        assert_eq!(
+            client_address(proxy, &headers, &[proxy]),
+            "203.0.113.9".parse::<IpAddr>().unwrap(),
+            "the address the proxy appended, not the client's own claim"
+        );
+        headers.insert("x-forwarded-for", "nonsense".parse().unwrap());
+        assert_eq!(client_address(proxy, &headers, &[proxy]), proxy);
+    }
+}
