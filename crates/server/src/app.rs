@@ -3,16 +3,21 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{ConnectInfo, DefaultBodyLimit};
 use axum::http::{HeaderName, Request};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
 use ordergate_domain::session::PinPolicy;
 use ordergate_store::{Change, ChangeListener, Store};
 use ordergate_store_postgres::PgStore;
 use ordergate_store_sqlite::SqliteStore;
 use tokio::net::TcpListener;
+use tower::ServiceExt;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -28,6 +33,12 @@ use crate::metrics::Metrics;
 use crate::{openapi, routes};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Longest a client may take to send a request's headers, on a new
+/// connection or between requests on a kept-alive one: a client that
+/// trickles them in (slowloris) or idles is disconnected instead of holding
+/// a connection forever. Bodies are bounded by the request timeout.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What every handler can reach; cheap to clone.
 #[derive(Clone)]
@@ -219,14 +230,53 @@ pub async fn serve(
         // Open event streams would otherwise hold the graceful shutdown forever.
         hub.close();
     };
-    // Limits per client address need the peer's address.
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .context("server failed");
+    accept(listener, app, shutdown).await;
     purge.abort();
-    served
+    Ok(())
+}
+
+/// Serves each connection as HTTP/1.1 until `shutdown` resolves, then stops
+/// accepting and lets every connection finish its request in flight.
+/// (`axum::serve` sets no header read timeout; this loop does.)
+async fn accept(listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait for some to
+                    // close instead of spinning.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Small responses and event frames go out at once.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not disable Nagle's algorithm");
+        }
+        let app = app.clone();
+        // Limits per client address need the peer's address.
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            app.clone().oneshot(request)
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, %peer, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// Forgets expired idempotency records every minute, so the table holds one

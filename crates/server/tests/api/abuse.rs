@@ -234,3 +234,28 @@ async fn a_request_that_never_finishes_arriving_times_out_but_streams_stay_open(
     };
     assert_eq!(placed.data["sessionId"], session.as_str());
 }
+
+#[tokio::test]
+async fn a_client_that_trickles_its_headers_or_idles_is_disconnected() {
+    let app = TestApp::spawn().await;
+    let address = app.base.trim_start_matches("http://");
+    let mut trickling = TcpStream::connect(address).await.unwrap();
+    trickling
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: ordergate\r\n")
+        .await
+        .unwrap();
+    let mut idle = TcpStream::connect(address).await.unwrap();
+    let started = Instant::now();
+    let limit = ordergate_server::HEADER_READ_TIMEOUT + WAIT;
+    for socket in [&mut trickling, &mut idle] {
+        let mut rest = Vec::new();
+        let closed = timeout(limit, socket.read_to_end(&mut rest)).await;
+        assert!(closed.is_ok(), "the connection was held open");
+    }
+    assert!(
+        started.elapsed() >= ordergate_server::HEADER_READ_TIMEOUT - Duration::from_secs(1),
+        "closed before the header timeout"
+    );
+    // Others are served meanwhile and after.
+    app.get("/healthz").await.assert_status(200);
+}
