@@ -87,14 +87,36 @@ fn in_savepoint<R>(
             Ok(value)
         }
         Ok(Err(e)) => {
-            conn.execute_batch("rollback to job; release job")?;
+            roll_back_savepoint(conn)?;
             Err(e)
         }
         Err(_) => {
-            conn.execute_batch("rollback to job; release job")?;
+            roll_back_savepoint(conn)?;
             Err(SqliteError::Corrupt("a write job panicked".into()))
         }
     }
+}
+
+fn roll_back_savepoint(conn: &Connection) -> rusqlite::Result<()> {
+    if transaction_lost(conn) {
+        // The savepoint went with the transaction; the job's own error says why.
+        return Ok(());
+    }
+    conn.execute_batch("rollback to job; release job")
+}
+
+/// After some failures (an I/O error, a full disk) SQLite rolls the whole
+/// transaction back by itself: every savepoint of the group is gone, and a
+/// further `SAVEPOINT` would start a transaction of its own.
+fn transaction_lost(conn: &Connection) -> bool {
+    conn.is_autocommit()
+}
+
+fn lost_transaction_error() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR),
+        Some("SQLite rolled the write transaction back after a failure".into()),
+    )
 }
 
 pub(crate) struct Writer {
@@ -166,7 +188,20 @@ fn commit_group(
             return;
         }
     };
-    let answers: Vec<_> = group.into_iter().map(|job| job.run(&tx)).collect();
+    let mut answers = Vec::with_capacity(group.len());
+    let mut waiting = group.into_iter();
+    for job in waiting.by_ref() {
+        answers.push(job.run(&tx));
+        if transaction_lost(&tx) {
+            let e = lost_transaction_error();
+            tracing::warn!(error = %e, "group commit failed");
+            waiting.for_each(|job| job.abandon(&e));
+            answers.into_iter().for_each(|answer| answer(Some(&e)));
+            // Nothing was committed: what the jobs noted must not be announced.
+            drop(events::take_noted());
+            return;
+        }
+    }
     let changes = events::take_noted();
     match tx.commit() {
         Ok(()) => {

@@ -35,6 +35,11 @@ impl TestDatabase {
         )
     }
 
+    /// The same database reached at another URL (through a proxy, say).
+    pub fn with_url(self, url: String) -> TestDatabase {
+        TestDatabase { url, ..self }
+    }
+
     /// A fresh PostgreSQL schema, when `ORDERGATE_TEST_DATABASE_URL` names a
     /// database to make it in.
     pub async fn postgres() -> Option<TestDatabase> {

@@ -236,6 +236,12 @@ impl TestApp {
         }
     }
 
+    /// The database file, when the server runs on SQLite.
+    pub fn sqlite_file(&self) -> Option<std::path::PathBuf> {
+        let path = self.settings.database.strip_prefix("sqlite://")?;
+        Some(path.into())
+    }
+
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.client.request(method, format!("{}{path}", self.base))
     }

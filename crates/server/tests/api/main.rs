@@ -19,6 +19,7 @@ mod order_checks;
 mod order_retries;
 mod order_stock;
 mod orders;
+mod outage;
 mod sessions;
 mod shops;
 mod sse;

@@ -1,0 +1,403 @@
+//! The database going away and coming back, a graceful stop under load, and
+//! a slow client: refusals are 503 `UNAVAILABLE` with `Retry-After`, nothing
+//! is half written, nothing acknowledged is lost, and the server recovers
+//! without a restart.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use reqwest::Url;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
+use tokio::time::{Instant, sleep, timeout};
+
+use crate::database::TestDatabase;
+use crate::helpers::{OrderBody, TestApp, key};
+
+/// What a shop looks like from outside: what an outage must leave alone.
+async fn snapshot(app: &TestApp, shop: &str, session: &str) -> Value {
+    json!({
+        "orders": app.orders_of(session).await,
+        "inventory": app.inventory(shop).await.assert_status(200).clone(),
+        "stockLog": app.stock_log(shop).await,
+        "audit": app.audit_entries(shop).await,
+    })
+}
+
+/// Asserts `reply` is the refusal of a database that is away.
+#[track_caller]
+fn assert_unavailable(reply: &crate::helpers::Reply) {
+    reply.assert_problem(503, "UNAVAILABLE");
+    let retry_after: u64 = reply
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("seconds");
+    assert!(retry_after > 0);
+    assert!(
+        !reply.text.to_lowercase().contains("sqlite") && !reply.text.contains("os error"),
+        "internal detail leaked: {}",
+        reply.text
+    );
+}
+
+/// Sets or clears the immutable attribute: even this process's open file
+/// descriptors can then no longer write the file, as on a failed disk.
+fn set_immutable(files: &[PathBuf], immutable: bool) {
+    let flag = if immutable { "+i" } else { "-i" };
+    for file in files {
+        let status = Command::new("chattr").arg(flag).arg(file).status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "chattr {flag} {} failed (the test needs root and a file system with attributes)",
+            file.display()
+        );
+    }
+}
+
+/// Clears the attribute even when the test fails, so the directory can go.
+struct Unwritable(Vec<PathBuf>);
+
+impl Unwritable {
+    fn make(database: &Path) -> Unwritable {
+        let mut wal = database.as_os_str().to_owned();
+        wal.push("-wal");
+        let files = vec![database.to_owned(), PathBuf::from(wal)];
+        set_immutable(&files, true);
+        Unwritable(files)
+    }
+}
+
+impl Drop for Unwritable {
+    fn drop(&mut self) {
+        set_immutable(&self.0, false);
+    }
+}
+
+#[tokio::test]
+async fn an_unwritable_sqlite_file_is_503_until_it_is_writable_again() {
+    let app = TestApp::spawn().await;
+    let Some(file) = app.sqlite_file() else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "an_unwritable_sqlite_file_…: skipped: the suite runs on PostgreSQL"
+        );
+        return;
+    };
+    let (shop, menu) = app.shop_with_menu().await;
+    app.set_inventory(&shop, &menu.soup, json!({"stock": 10}))
+        .await
+        .assert_status(200);
+    let (session, pin) = app.table(&shop, "T1").await;
+    app.get("/readyz").await.assert_status(200);
+    let before = snapshot(&app, &shop, &session).await;
+
+    let order = OrderBody::new().line(&menu.soup, 2).json();
+    let order_key = key();
+    let unwritable = Unwritable::make(&file);
+    assert_unavailable(&app.get("/readyz").await);
+    let refused = app
+        .place_order(&session, &pin, "phone", &order_key, &order)
+        .await;
+    assert_unavailable(&refused);
+    assert_unavailable(&app.restock(&shop, &menu.soup, 5).await);
+    assert_unavailable(&app.open_session(&shop, "T2").await);
+    // Reads go on: guests still see the menu.
+    app.menu(&shop).await.assert_status(200);
+    assert_eq!(snapshot(&app, &shop, &session).await, before);
+
+    drop(unwritable);
+    app.get("/readyz").await.assert_status(200);
+    assert_eq!(snapshot(&app, &shop, &session).await, before);
+    // The guest's retry with the same key is the order, placed once.
+    let placed = app
+        .place_order(&session, &pin, "phone", &order_key, &order)
+        .await;
+    placed.assert_order(false);
+    assert_eq!(app.orders_of(&session).await.len(), 1);
+    assert_eq!(app.stock_entry(&shop, &menu.soup).await["stock"], 8);
+}
+
+/// A TCP proxy in front of PostgreSQL that can cut every connection and
+/// refuse new ones, as a stopped or unreachable database server does.
+struct Proxy {
+    address: SocketAddr,
+    up: watch::Sender<bool>,
+}
+
+impl Proxy {
+    async fn start(upstream: SocketAddr) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (up, _) = watch::channel(true);
+        let watching = up.clone();
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let mut down = watching.subscribe();
+                if !*down.borrow_and_update() {
+                    continue; // dropped: the connection is closed at once
+                }
+                tokio::spawn(async move {
+                    let Ok(mut server) = TcpStream::connect(upstream).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                        _ = down.wait_for(|up| !*up) => {}
+                    }
+                });
+            }
+        });
+        Proxy { address, up }
+    }
+
+    fn set_up(&self, up: bool) {
+        self.up.send_replace(up);
+    }
+}
+
+#[tokio::test]
+async fn postgres_going_away_is_503_and_the_server_recovers_when_it_returns() {
+    let Some(database) = TestDatabase::postgres().await else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "postgres_going_away_…: skipped: set \
+             ORDERGATE_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it"
+        );
+        return;
+    };
+    let mut url = Url::parse(&database.url).unwrap();
+    let upstream = SocketAddr::new(
+        url.host_str().unwrap().parse().expect("an IP address"),
+        url.port().unwrap_or(5432),
+    );
+    let proxy = Proxy::start(upstream).await;
+    url.set_port(Some(proxy.address.port())).unwrap();
+    let proxied = database.with_url(url.to_string());
+    let app = TestApp::spawn_node(&proxied).await;
+    let (shop, menu) = app.shop_with_menu().await;
+    app.set_inventory(&shop, &menu.soup, json!({"stock": 10}))
+        .await
+        .assert_status(200);
+    let (session, pin) = app.table(&shop, "T1").await;
+    let before = snapshot(&app, &shop, &session).await;
+
+    let order = OrderBody::new().line(&menu.soup, 2).json();
+    let order_key = key();
+    proxy.set_up(false);
+    let started = Instant::now();
+    assert_unavailable(&app.get("/readyz").await);
+    assert_unavailable(
+        &app.place_order(&session, &pin, "phone", &order_key, &order)
+            .await,
+    );
+    assert_unavailable(&app.restock(&shop, &menu.soup, 5).await);
+    // Refused within the wait for a connection, not held until the client gives up.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+
+    proxy.set_up(true);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while app.get("/readyz").await.status != 200 {
+        assert!(
+            Instant::now() < deadline,
+            "not ready again after the database returned"
+        );
+        sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(snapshot(&app, &shop, &session).await, before);
+    app.place_order(&session, &pin, "phone", &order_key, &order)
+        .await
+        .assert_order(false);
+    assert_eq!(app.orders_of(&session).await.len(), 1);
+    assert_eq!(app.stock_entry(&shop, &menu.soup).await["stock"], 8);
+}
+
+#[tokio::test]
+async fn a_graceful_stop_under_load_loses_no_acknowledged_order() {
+    const TABLES: usize = 16;
+    const PER_TABLE: usize = 20;
+    let app = TestApp::spawn().await;
+    let (shop, menu) = app.shop_with_menu().await;
+    app.set_inventory(&shop, &menu.soup, json!({"stock": 10_000}))
+        .await
+        .assert_status(200);
+    let mut tables = Vec::new();
+    for n in 0..TABLES {
+        tables.push(app.table(&shop, &format!("T{n}")).await);
+    }
+    let order = OrderBody::new().line(&menu.soup, 1).json();
+    // Each order has its own key and client (no cooldown between them).
+    let attempts: Vec<(usize, String, String)> = (0..TABLES * PER_TABLE)
+        .map(|n| (n % TABLES, key(), format!("phone-{n}")))
+        .collect();
+
+    let acknowledged = Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let enough_sent = Arc::new(tokio::sync::Notify::new());
+    let in_flight = Arc::new(Semaphore::new(32));
+    let sending = attempts.iter().cloned().map(|(table, order_key, client)| {
+        let (base, http) = (app.base.clone(), app.client.clone());
+        let (session, pin) = tables[table].clone();
+        let (order, acknowledged, enough_sent, in_flight) = (
+            order.clone(),
+            acknowledged.clone(),
+            enough_sent.clone(),
+            in_flight.clone(),
+        );
+        async move {
+            let _slot = in_flight.acquire().await.unwrap();
+            let sent = http
+                .post(format!("{base}/api/v1/sessions/{session}/orders"))
+                .header("x-session-pin", pin)
+                .header("idempotency-key", &order_key)
+                .header("x-client-id", client)
+                .json(&order)
+                .send()
+                .await;
+            let Ok(response) = sent else { return 0 };
+            let status = response.status().as_u16();
+            let Ok(body) = response.json::<Value>().await else {
+                return status;
+            };
+            if status == 201 {
+                let mut acknowledged = acknowledged.lock().unwrap();
+                acknowledged.push((order_key, body["orderId"].as_str().unwrap().to_owned()));
+                if acknowledged.len() == TABLES * PER_TABLE / 4 {
+                    enough_sent.notify_one();
+                }
+            }
+            status
+        }
+    });
+    // One order is surely in flight when the stop comes: half its body sent.
+    let (straggler_session, straggler_pin) = app.table(&shop, "Straggler").await;
+    let address = app.base.trim_start_matches("http://").to_owned();
+    let mut straggler = TcpStream::connect(&address).await.unwrap();
+    let body = order.to_string();
+    let (first_half, second_half) = body.split_at(body.len() / 2);
+    let head = format!(
+        "POST /api/v1/sessions/{straggler_session}/orders HTTP/1.1\r\nHost: {address}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nX-Session-PIN: {straggler_pin}\r\n\
+         Idempotency-Key: {}\r\nX-Client-Id: straggler\r\n\r\n{first_half}",
+        body.len(),
+        key()
+    );
+    straggler.write_all(head.as_bytes()).await.unwrap();
+
+    let load = tokio::spawn(join_all(sending));
+    enough_sent.notified().await;
+    let second_half = second_half.to_owned();
+    let straggler_answer = tokio::spawn(async move {
+        // Sent after the stop began.
+        sleep(Duration::from_millis(300)).await;
+        straggler.write_all(second_half.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        straggler.read_to_string(&mut answer).await.unwrap();
+        answer
+    });
+    let app = app.restart().await;
+    let statuses = load.await.unwrap();
+    let straggler_answer = straggler_answer.await.unwrap();
+    assert!(
+        straggler_answer.starts_with("HTTP/1.1 201"),
+        "{straggler_answer}"
+    );
+    assert_eq!(app.orders_of(&straggler_session).await.len(), 1);
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(
+        acknowledged.len() < attempts.len(),
+        "the stop came after the load: nothing was in flight"
+    );
+    for status in &statuses {
+        // 0: refused or closed before the request was taken, to be retried.
+        assert!(
+            [0, 201].contains(status),
+            "a request cut by the stop was answered {status}"
+        );
+    }
+
+    // Every acknowledged order is there, and every client retries whatever it
+    // did not hear back about: each key makes exactly one order.
+    let placed: Vec<Value> = join_all(tables.iter().map(|(session, _)| app.orders_of(session)))
+        .await
+        .concat();
+    for (_, order_id) in &acknowledged {
+        assert!(
+            placed.iter().any(|o| o["orderId"] == order_id.as_str()),
+            "acknowledged order {order_id} was lost"
+        );
+    }
+    let retries = attempts.iter().map(|(table, order_key, client)| {
+        let (session, pin) = &tables[*table];
+        app.place_order(session, pin, client, order_key, &order)
+    });
+    let retried = join_all(retries).await;
+    let acknowledged: HashMap<String, String> = acknowledged.into_iter().collect();
+    for ((_, order_key, _), reply) in attempts.iter().zip(&retried) {
+        assert_eq!(reply.status, 201, "{}", reply.text);
+        if let Some(order_id) = acknowledged.get(order_key) {
+            assert!(reply.replayed(), "{order_id} was placed again");
+            assert_eq!(&reply.order_id(), order_id);
+        }
+    }
+    let all: usize = join_all(tables.iter().map(|(session, _)| app.orders_of(session)))
+        .await
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(all, attempts.len(), "one order per key");
+    assert_eq!(
+        app.stock_entry(&shop, &menu.soup).await["stock"],
+        10_000 - attempts.len() as i64 - 1
+    );
+}
+
+#[tokio::test]
+async fn a_client_sending_its_order_slowly_holds_up_no_one_else() {
+    let app = TestApp::spawn_with(|s| s.request_timeout_secs = 3).await;
+    let (shop, menu) = app.shop_with_menu().await;
+    let (slow_session, slow_pin) = app.table(&shop, "T1").await;
+    let (session, pin) = app.table(&shop, "T2").await;
+
+    // Headers and half a body, then silence.
+    let address = app.base.trim_start_matches("http://");
+    let mut slow = TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /api/v1/sessions/{slow_session}/orders HTTP/1.1\r\nHost: {address}\r\n\
+         Content-Type: application/json\r\nContent-Length: 200\r\nX-Session-PIN: {slow_pin}\r\n\
+         Idempotency-Key: {}\r\nX-Client-Id: slow-phone\r\n\r\n{{\"items\": [",
+        key()
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+
+    // Everyone else's orders commit meanwhile, well inside the slow one's timeout.
+    let orders = (0..20).map(|n| {
+        let body = OrderBody::new().line(&menu.soup, 1).json();
+        let (session, pin) = (session.clone(), pin.clone());
+        let app = &app;
+        async move {
+            app.place_order(&session, &pin, &format!("phone-{n}"), &key(), &body)
+                .await
+        }
+    });
+    let placed = timeout(Duration::from_secs(2), join_all(orders))
+        .await
+        .expect("orders waited for the slow client");
+    for reply in placed {
+        reply.assert_order(false);
+    }
+    assert_eq!(app.orders_of(&session).await.len(), 20);
+    assert!(app.orders_of(&slow_session).await.is_empty());
+    drop(slow);
+}
