@@ -48,6 +48,16 @@ impl fmt::Display for IdempotencyKey {
     }
 }
 
+/// Whether a client-chosen identifier is 1–64 characters of
+/// `[A-Za-z0-9._:-]`: short, and nothing a log line or header could be
+/// forged with.
+pub fn is_plain_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+}
+
 /// A guest device's identity: 1–64 characters of `[A-Za-z0-9._:-]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ClientId(String);
@@ -55,14 +65,7 @@ pub struct ClientId(String);
 impl ClientId {
     pub fn parse(header: Option<&str>) -> Result<ClientId, ErrorCode> {
         match header {
-            Some(id)
-                if (1..=64).contains(&id.len())
-                    && id.bytes().all(|b| {
-                        b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-')
-                    }) =>
-            {
-                Ok(ClientId(id.to_owned()))
-            }
+            Some(id) if is_plain_id(id) => Ok(ClientId(id.to_owned())),
             _ => Err(ErrorCode::ClientIdInvalid),
         }
     }

@@ -8,10 +8,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit};
-use axum::http::{HeaderName, Request};
+use axum::http::{HeaderName, HeaderValue, Request};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use ordergate_domain::idempotency::is_plain_id;
 use ordergate_domain::session::PinPolicy;
 use ordergate_store::{Change, ChangeListener, Store};
 use ordergate_store_postgres::PgStore;
@@ -179,8 +180,23 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
                 .on_failure(()),
         )
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(axum::middleware::map_request(drop_unplain_request_id))
         .with_state(state);
     (router, closing)
+}
+
+/// A client's `x-request-id` is logged and echoed, so it is kept only when
+/// plain (see [`is_plain_id`]); otherwise the request gets a fresh one.
+async fn drop_unplain_request_id<B>(mut request: Request<B>) -> Request<B> {
+    let plain = |id: &HeaderValue| id.to_str().is_ok_and(is_plain_id);
+    if request
+        .headers()
+        .get(REQUEST_ID)
+        .is_some_and(|id| !plain(id))
+    {
+        request.headers_mut().remove(REQUEST_ID);
+    }
+    request
 }
 
 /// Tells the menu cache and the live streams about committed changes. Holds

@@ -58,8 +58,14 @@ where
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|axum::extract::Path(value)| ApiPath(value))
-            .map_err(|rejection: PathRejection| {
-                ApiError::new(ErrorCode::NotFound, rejection.body_text())
+            // The rejection's own text quotes the raw value and the parser's
+            // complaint about it; neither helps a client, and echoing input
+            // back is how reflected content starts.
+            .map_err(|_: PathRejection| {
+                ApiError::new(
+                    ErrorCode::NotFound,
+                    "nothing has this id: ids in paths are UUIDs",
+                )
             })
     }
 }

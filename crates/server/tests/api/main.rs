@@ -20,6 +20,7 @@ mod order_retries;
 mod order_stock;
 mod orders;
 mod outage;
+mod security;
 mod sessions;
 mod shops;
 mod sse;
