@@ -18,6 +18,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -33,6 +34,8 @@ const QUEUE_DEPTH: usize = 4096;
 /// Most writes one commit carries: enough to amortise the fsync, few enough
 /// that the first write of a group is not kept waiting long for the last.
 pub(crate) const MAX_GROUP: usize = 128;
+/// Longest a write nobody waits for is held back to share a commit.
+const LINGER: Duration = Duration::from_millis(5);
 
 /// Tells a job's caller its outcome once the group's commit is known
 /// (`Some` carries the commit's failure).
@@ -42,6 +45,8 @@ type Answer = Box<dyn FnOnce(Option<&rusqlite::Error>) + Send>;
 trait WriteJob: Send {
     fn run(self: Box<Self>, conn: &Connection) -> Answer;
     fn abandon(self: Box<Self>, error: &rusqlite::Error);
+    /// Whether a caller is waiting for this job's commit.
+    fn awaited(&self) -> bool;
 }
 
 struct Job<F, R> {
@@ -70,6 +75,10 @@ where
 
     fn abandon(self: Box<Self>, error: &rusqlite::Error) {
         let _ = self.reply.send(Err(classify(error)));
+    }
+
+    fn awaited(&self) -> bool {
+        !self.reply.is_closed()
     }
 }
 
@@ -136,6 +145,9 @@ impl Writer {
                 while let Ok(first) = queue.recv() {
                     let mut group = vec![first];
                     group.extend(queue.try_iter().take(MAX_GROUP - 1));
+                    if !group.iter().any(|job| job.awaited()) {
+                        linger(&queue, &mut group);
+                    }
                     commit_group(&mut conn, group, &announce_to);
                 }
             })?;
@@ -172,6 +184,25 @@ impl Writer {
             .await
             .map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
+    }
+}
+
+/// Lets a group that nobody waits for (audit rows of replays, say) gather
+/// more jobs for up to [`LINGER`], and stops as soon as a job someone waits
+/// for arrives. Every commit empties every reader's page cache and costs an
+/// fsync: under a stream of replays, committing each audit row as it came
+/// cost more than the replays' own reads.
+fn linger(queue: &flume::Receiver<Box<dyn WriteJob>>, group: &mut Vec<Box<dyn WriteJob>>) {
+    let deadline = Instant::now() + LINGER;
+    while group.len() < MAX_GROUP {
+        let Ok(job) = queue.recv_deadline(deadline) else {
+            return;
+        };
+        let awaited = job.awaited();
+        group.push(job);
+        if awaited {
+            return;
+        }
     }
 }
 
