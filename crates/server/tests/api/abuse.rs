@@ -193,15 +193,11 @@ async fn a_request_that_never_finishes_arriving_times_out_but_streams_stay_open(
     let mut kitchen = app.follow_shop(&shop, None).await;
 
     // An order whose body stops a third of the way in.
-    let address = app.base.trim_start_matches("http://");
-    let mut socket = TcpStream::connect(address).await.unwrap();
-    let head = format!(
-        "POST /api/v1/sessions/{session}/orders HTTP/1.1\r\nHost: {address}\r\n\
-         Content-Type: application/json\r\nContent-Length: 300\r\nX-Session-PIN: {pin}\r\n\
-         Idempotency-Key: {}\r\nX-Client-Id: slow-phone\r\n\r\n{{\"items\": [",
-        key()
-    );
-    socket.write_all(head.as_bytes()).await.unwrap();
+    let body = OrderBody::new().line(&menu.soup, 1).json().to_string();
+    let third = body.len() / 3;
+    let mut socket = app
+        .partial_order((&session, &pin), "slow-phone", &body, third)
+        .await;
     let mut answer = Vec::new();
     let read = timeout(WAIT, async {
         let mut chunk = [0u8; 4096];

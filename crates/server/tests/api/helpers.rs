@@ -242,6 +242,30 @@ impl TestApp {
         Some(path.into())
     }
 
+    /// A connection that has sent a guest order's headers and the first
+    /// `sent` bytes of `body`, as a slow phone would; the rest is the caller's.
+    pub async fn partial_order(
+        &self,
+        (session, pin): (&str, &str),
+        client: &str,
+        body: &str,
+        sent: usize,
+    ) -> tokio::net::TcpStream {
+        use tokio::io::AsyncWriteExt;
+        let address = self.base.trim_start_matches("http://");
+        let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+        let head = format!(
+            "POST /api/v1/sessions/{session}/orders HTTP/1.1\r\nHost: {address}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nX-Session-PIN: {pin}\r\n\
+             Idempotency-Key: {}\r\nX-Client-Id: {client}\r\n\r\n{}",
+            body.len(),
+            key(),
+            &body[..sent]
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket
+    }
+
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.client.request(method, format!("{}{path}", self.base))
     }

@@ -282,22 +282,20 @@ async fn a_graceful_stop_under_load_loses_no_acknowledged_order() {
     });
     // One order is surely in flight when the stop comes: half its body sent.
     let (straggler_session, straggler_pin) = app.table(&shop, "Straggler").await;
-    let address = app.base.trim_start_matches("http://").to_owned();
-    let mut straggler = TcpStream::connect(&address).await.unwrap();
     let body = order.to_string();
-    let (first_half, second_half) = body.split_at(body.len() / 2);
-    let head = format!(
-        "POST /api/v1/sessions/{straggler_session}/orders HTTP/1.1\r\nHost: {address}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nX-Session-PIN: {straggler_pin}\r\n\
-         Idempotency-Key: {}\r\nX-Client-Id: straggler\r\n\r\n{first_half}",
-        body.len(),
-        key()
-    );
-    straggler.write_all(head.as_bytes()).await.unwrap();
+    let half = body.len() / 2;
+    let mut straggler = app
+        .partial_order(
+            (&straggler_session, &straggler_pin),
+            "straggler",
+            &body,
+            half,
+        )
+        .await;
+    let second_half = body[half..].to_owned();
 
     let load = tokio::spawn(join_all(sending));
     enough_sent.notified().await;
-    let second_half = second_half.to_owned();
     let straggler_answer = tokio::spawn(async move {
         // Sent after the stop began.
         sleep(Duration::from_millis(300)).await;
@@ -371,15 +369,10 @@ async fn a_client_sending_its_order_slowly_holds_up_no_one_else() {
     let (session, pin) = app.table(&shop, "T2").await;
 
     // Headers and half a body, then silence.
-    let address = app.base.trim_start_matches("http://");
-    let mut slow = TcpStream::connect(address).await.unwrap();
-    let head = format!(
-        "POST /api/v1/sessions/{slow_session}/orders HTTP/1.1\r\nHost: {address}\r\n\
-         Content-Type: application/json\r\nContent-Length: 200\r\nX-Session-PIN: {slow_pin}\r\n\
-         Idempotency-Key: {}\r\nX-Client-Id: slow-phone\r\n\r\n{{\"items\": [",
-        key()
-    );
-    slow.write_all(head.as_bytes()).await.unwrap();
+    let body = OrderBody::new().line(&menu.soup, 1).json().to_string();
+    let slow = app
+        .partial_order((&slow_session, &slow_pin), "slow-phone", &body, 10)
+        .await;
 
     // Everyone else's orders commit meanwhile, well inside the slow one's timeout.
     let orders = (0..20).map(|n| {
