@@ -1,9 +1,10 @@
 //! The embedded SQLite backend of ordergate.
 //!
 //! WAL mode with `synchronous = FULL`, so an acknowledged write survives a
-//! power cut; foreign keys on. All writes go through one writer thread (see
-//! [`worker`]) and start with `BEGIN IMMEDIATE`; reads run on a few reader
-//! threads inside deferred transactions, so each sees one consistent snapshot.
+//! power cut; foreign keys on. All writes go through one writer thread that
+//! commits them in groups (see `worker.rs`), in `BEGIN IMMEDIATE`
+//! transactions; reads run on the caller's thread on pooled connections,
+//! each inside a deferred transaction, so it sees one consistent snapshot.
 
 mod audit;
 mod catalog;

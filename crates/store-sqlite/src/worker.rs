@@ -11,7 +11,9 @@
 //! IMMEDIATE` transaction, commits once, and only then answers them. A job
 //! that fails rolls back its savepoint alone; a failed commit fails them all,
 //! and none was acknowledged. Under load this turns one fsync per write into
-//! one fsync per group, with the same durability for every answer.
+//! one fsync per group, with the same durability for every answer. A group
+//! of writes nobody waits for (audit rows) lingers briefly for company; see
+//! [`linger`].
 //!
 //! Reads run on the caller's own thread, on a pooled connection (see
 //! [`Readers`]).
