@@ -31,6 +31,34 @@ pub(crate) fn append(
     Ok(())
 }
 
+/// Appends entries recorded outside an order's transaction, each to the
+/// shop of its session, in one statement apiece (an entry of a session that
+/// does not exist names nothing an operator could look up, and is dropped).
+pub(crate) fn append_to_sessions(
+    conn: &Connection,
+    entries: &[AuditEntry],
+) -> Result<(), SqliteError> {
+    let mut insert = conn.prepare_cached(
+        "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
+                                idempotent_replay, order_id, created_at)
+         select shop_id, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+         from table_sessions where session_id = ?1",
+    )?;
+    for entry in entries {
+        insert.execute(params![
+            entry.session_id.to_string(),
+            entry.request_id,
+            entry.client_id,
+            entry.status,
+            entry.code,
+            entry.idempotent_replay,
+            entry.order_id.map(|id| id.to_string()),
+            millis(entry.at)
+        ])?;
+    }
+    Ok(())
+}
+
 pub(crate) fn list(
     conn: &Connection,
     shop_id: Uuid,

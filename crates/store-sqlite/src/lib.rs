@@ -21,6 +21,7 @@ mod status;
 mod worker;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use ordergate_domain::audit::AuditEntry;
@@ -58,6 +59,8 @@ fn migrations() -> Migrations<'static> {
 pub struct SqliteStore {
     writer: Writer,
     readers: Readers,
+    /// Audit rows recorded outside an order's transaction, not yet queued.
+    audit_backlog: Arc<Mutex<Vec<AuditEntry>>>,
 }
 
 /// The file a `sqlite://` URL names: `sqlite://ordergate.db` is relative to
@@ -102,6 +105,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             writer,
             readers: Readers::new(readers, Box::new(open_reader)),
+            audit_backlog: Arc::default(),
         })
     }
 
@@ -123,6 +127,14 @@ impl SqliteStore {
     {
         self.readers.run(f).await
     }
+}
+
+fn write_audit_backlog(
+    conn: &Connection,
+    backlog: &Mutex<Vec<AuditEntry>>,
+) -> Result<(), SqliteError> {
+    let entries = std::mem::take(&mut *backlog.lock().unwrap_or_else(|e| e.into_inner()));
+    audit::append_to_sessions(conn, &entries)
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
@@ -388,20 +400,33 @@ impl Store for SqliteStore {
     }
 
     async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
+        // Entries gather in the backlog; the first one into an empty backlog
+        // queues the write that takes all there are by the time it runs.
+        // One queued job per batch instead of one per replay: the job, its
+        // savepoint and the writer's wake-up cost more than the row.
+        let first = {
+            let mut backlog = self.audit_backlog.lock().unwrap_or_else(|e| e.into_inner());
+            backlog.push(entry);
+            backlog.len() == 1
+        };
+        if !first {
+            return Ok(());
+        }
+        let backlog = Arc::clone(&self.audit_backlog);
         self.writer
-            .submit(move |conn| {
-                if let Some(session) = sessions::find(conn, entry.session_id)? {
-                    audit::append(conn, session.shop_id, &entry)?;
-                }
-                Ok(())
-            })
+            .submit(move |conn| write_audit_backlog(conn, &backlog))
             .await
     }
 
     async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>> {
-        // Through the writer's queue, behind every audit row recorded before.
-        self.write(move |conn| audit::list(conn, shop_id, limit))
-            .await
+        // Through the writer's queue, behind every audit row queued before,
+        // and with the backlog written first: whoever recorded a row reads it.
+        let backlog = Arc::clone(&self.audit_backlog);
+        self.write(move |conn| {
+            write_audit_backlog(conn, &backlog)?;
+            audit::list(conn, shop_id, limit)
+        })
+        .await
     }
 
     async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>> {
