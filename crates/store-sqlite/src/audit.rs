@@ -7,37 +7,10 @@ use crate::codec::{millis, opt_uuid, time, uuid};
 use crate::error::SqliteError;
 use crate::shops;
 
-pub(crate) fn append(
-    conn: &Connection,
-    shop_id: Uuid,
-    entry: &AuditEntry,
-) -> Result<(), SqliteError> {
-    conn.prepare_cached(
-        "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
-                                idempotent_replay, order_id, created_at)
-         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?
-    .execute(params![
-        shop_id.to_string(),
-        entry.session_id.to_string(),
-        entry.request_id,
-        entry.client_id,
-        entry.status,
-        entry.code,
-        entry.idempotent_replay,
-        entry.order_id.map(|id| id.to_string()),
-        millis(entry.at)
-    ])?;
-    Ok(())
-}
-
-/// Appends entries recorded outside an order's transaction, each to the
-/// shop of its session, in one statement apiece (an entry of a session that
-/// does not exist names nothing an operator could look up, and is dropped).
-pub(crate) fn append_to_sessions(
-    conn: &Connection,
-    entries: &[AuditEntry],
-) -> Result<(), SqliteError> {
+/// Appends entries, each to the shop of its session, in one statement
+/// apiece (an entry of a session that does not exist names nothing an
+/// operator could look up, and is dropped).
+pub(crate) fn append(conn: &Connection, entries: &[AuditEntry]) -> Result<(), SqliteError> {
     let mut insert = conn.prepare_cached(
         "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
                                 idempotent_replay, order_id, created_at)

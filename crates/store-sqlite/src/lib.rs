@@ -134,7 +134,7 @@ fn write_audit_backlog(
     backlog: &Mutex<Vec<AuditEntry>>,
 ) -> Result<(), SqliteError> {
     let entries = std::mem::take(&mut *backlog.lock().unwrap_or_else(|e| e.into_inner()));
-    audit::append_to_sessions(conn, &entries)
+    audit::append(conn, &entries)
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {

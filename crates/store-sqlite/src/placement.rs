@@ -58,7 +58,7 @@ pub(crate) fn place(conn: &Connection, cmd: &PlaceOrder) -> Result<Ordered, Sqli
             rejection.code(),
         ),
     };
-    audit::append(conn, session.shop_id, &entry)?;
+    audit::append(conn, std::slice::from_ref(&entry))?;
     Ok(Ordered {
         shop_id: session.shop_id,
         outcome: decided,
