@@ -6,14 +6,17 @@ use ordergate_store::{Claim, StoredResponse};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use crate::codec::millis;
+use crate::codec::{millis, time};
 use crate::error::SqliteError;
 
 pub(crate) enum Lookup {
     /// No live record: the write runs.
     Absent,
-    /// The same request completed before: replay this.
-    Replay(StoredResponse),
+    /// The same request completed before: replay this, until `expires_at`.
+    Replay {
+        response: StoredResponse,
+        expires_at: Timestamp,
+    },
     /// The key was used for another request.
     Mismatch,
 }
@@ -25,7 +28,7 @@ pub(crate) fn lookup(
 ) -> Result<Lookup, SqliteError> {
     let record = conn
         .prepare_cached(
-            "select fingerprint, status, body, location from idempotency_keys
+            "select fingerprint, status, body, location, expires_at from idempotency_keys
              where scope = ?1 and idempotency_key = ?2 and expires_at > ?3",
         )?
         .query_row(params![claim.scope, claim.key, millis(now)], |row| {
@@ -36,13 +39,17 @@ pub(crate) fn lookup(
                     body: row.get(2)?,
                     location: row.get(3)?,
                 },
+                time(row, 4)?,
             ))
         })
         .optional()?;
     Ok(match record {
         None => Lookup::Absent,
-        Some((fingerprint, response)) if fingerprint == claim.fingerprint => {
-            Lookup::Replay(response.replayed())
+        Some((fingerprint, response, expires_at)) if fingerprint == claim.fingerprint => {
+            Lookup::Replay {
+                response: response.replayed(),
+                expires_at,
+            }
         }
         Some(_) => Lookup::Mismatch,
     })

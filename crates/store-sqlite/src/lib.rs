@@ -5,6 +5,8 @@
 //! commits them in groups (see `worker.rs`), in `BEGIN IMMEDIATE`
 //! transactions; reads run on the caller's thread on pooled connections,
 //! each inside a deferred transaction, so it sees one consistent snapshot.
+//! A guest's retry of a placed order is answered from memory when what is
+//! remembered decides it (see `replays.rs`).
 
 mod audit;
 mod catalog;
@@ -15,6 +17,7 @@ mod idempotency;
 mod inventory;
 mod orders;
 mod placement;
+mod replays;
 mod sessions;
 mod shops;
 mod status;
@@ -42,6 +45,7 @@ use rusqlite_migration::{M, Migrations};
 use uuid::Uuid;
 
 use crate::error::SqliteError;
+use crate::replays::ReplayCache;
 use crate::worker::{Readers, Writer};
 
 /// Read connections opened up front; more are opened if ever needed at once.
@@ -61,6 +65,7 @@ pub struct SqliteStore {
     readers: Readers,
     /// Audit rows recorded outside an order's transaction, not yet queued.
     audit_backlog: Arc<Mutex<Vec<AuditEntry>>>,
+    replays: Arc<ReplayCache>,
 }
 
 /// The file a `sqlite://` URL names: `sqlite://ordergate.db` is relative to
@@ -101,11 +106,16 @@ impl SqliteStore {
             .map(|_| open_reader())
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(SqliteError::from)?;
-        let writer = Writer::start(writer).map_err(|e| StoreError::Internal(Box::new(e)))?;
+        let replays = Arc::new(ReplayCache::new());
+        replays.watch(&writer);
+        let settled = Arc::clone(&replays);
+        let writer = Writer::start(writer, Box::new(move || settled.group_settled()))
+            .map_err(|e| StoreError::Internal(Box::new(e)))?;
         Ok(SqliteStore {
             writer,
             readers: Readers::new(readers, Box::new(open_reader)),
             audit_backlog: Arc::default(),
+            replays,
         })
     }
 
@@ -295,7 +305,9 @@ impl Store for SqliteStore {
         self.write(move |conn| {
             match idempotency::lookup(conn, &claim, now)? {
                 idempotency::Lookup::Absent => {}
-                idempotency::Lookup::Replay(response) => return Ok(Answer::Replayed(response)),
+                idempotency::Lookup::Replay { response, .. } => {
+                    return Ok(Answer::Replayed(response));
+                }
                 idempotency::Lookup::Mismatch => {
                     return Err(Rejection::IdempotencyKeyReused.into());
                 }
@@ -394,9 +406,21 @@ impl Store for SqliteStore {
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
-        let (pin, claim) = (pin.to_owned(), claim.clone());
-        self.read(move |tx| placement::committed_replay(tx, session_id, &pin, &claim, policy, now))
-            .await
+        if let Some(replay) = self.replays.find(session_id, pin, claim, policy, now) {
+            return Ok(Some(replay));
+        }
+        let generation = self.replays.generation();
+        let (pin, read_claim) = (pin.to_owned(), claim.clone());
+        let committed = self
+            .read(move |tx| {
+                placement::committed_replay(tx, session_id, &pin, &read_claim, policy, now)
+            })
+            .await?;
+        Ok(committed.map(|committed| {
+            let replay = committed.replay.clone();
+            self.replays.remember(claim, committed, generation);
+            replay
+        }))
     }
 
     async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {

@@ -26,6 +26,7 @@ use crate::codec::millis;
 use crate::error::SqliteError;
 use crate::idempotency::{self, Lookup};
 use crate::orders::{COLUMNS, FROM, from_row};
+use crate::replays::Committed;
 use crate::{audit, catalog, events, inventory, sessions, shops};
 
 /// Places an order or refuses it, and files the audit row either way: a
@@ -75,20 +76,29 @@ pub(crate) fn committed_replay(
     claim: &Claim,
     policy: PinPolicy,
     now: Timestamp,
-) -> Result<Option<Replay>, SqliteError> {
+) -> Result<Option<Committed>, SqliteError> {
     let Some(session) = sessions::find(conn, session_id)? else {
         return Ok(None);
     };
     if session.check_pin(Some(pin), policy, now) != (PinCheck::Accepted { reset: false }) {
         return Ok(None);
     }
-    let Lookup::Replay(response) = idempotency::lookup(conn, claim, now)? else {
+    let Lookup::Replay {
+        response,
+        expires_at,
+    } = idempotency::lookup(conn, claim, now)?
+    else {
         return Ok(None);
     };
-    Ok(Some(Replay {
-        shop_id: session.shop_id,
-        order_id: receipt_order_id(&response)?,
-        response,
+    Ok(Some(Committed {
+        replay: Replay {
+            shop_id: session.shop_id,
+            order_id: receipt_order_id(&response)?,
+            response,
+        },
+        fingerprint: claim.fingerprint.clone(),
+        expires_at,
+        session,
     }))
 }
 
@@ -110,7 +120,7 @@ fn decide(
         match idempotency::lookup(conn, claim, cmd.now)? {
             Lookup::Absent => {}
             Lookup::Mismatch => return Ok(Err(Rejection::IdempotencyKeyReused)),
-            Lookup::Replay(response) => {
+            Lookup::Replay { response, .. } => {
                 let order_id = receipt_order_id(&response)?;
                 return Ok(Ok(Placed {
                     order_id,

@@ -130,6 +130,10 @@ fn lost_transaction_error() -> rusqlite::Error {
     )
 }
 
+/// Called on the writer thread when a group's transaction has ended,
+/// committed or not, before anyone is answered.
+pub(crate) type Settled = Box<dyn Fn() + Send>;
+
 pub(crate) struct Writer {
     jobs: flume::Sender<Box<dyn WriteJob>>,
     listener: Arc<RwLock<Option<ChangeListener>>>,
@@ -137,7 +141,7 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Starts the writer thread; it stops when the `Writer` is dropped.
-    pub(crate) fn start(mut conn: Connection) -> std::io::Result<Writer> {
+    pub(crate) fn start(mut conn: Connection, settled: Settled) -> std::io::Result<Writer> {
         let (jobs, queue) = flume::bounded::<Box<dyn WriteJob>>(QUEUE_DEPTH);
         let listener: Arc<RwLock<Option<ChangeListener>>> = Arc::default();
         let announce_to = Arc::clone(&listener);
@@ -150,7 +154,7 @@ impl Writer {
                     if !group.iter().any(|job| job.awaited()) {
                         linger(&queue, &mut group);
                     }
-                    commit_group(&mut conn, group, &announce_to);
+                    commit_group(&mut conn, group, &announce_to, &settled);
                 }
             })?;
         Ok(Writer { jobs, listener })
@@ -212,6 +216,7 @@ fn commit_group(
     conn: &mut Connection,
     group: Vec<Box<dyn WriteJob>>,
     listener: &RwLock<Option<ChangeListener>>,
+    settled: &Settled,
 ) {
     let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
@@ -228,15 +233,18 @@ fn commit_group(
         if transaction_lost(&tx) {
             let e = lost_transaction_error();
             tracing::warn!(error = %e, "group commit failed");
-            waiting.for_each(|job| job.abandon(&e));
-            answers.into_iter().for_each(|answer| answer(Some(&e)));
             // Nothing was committed: what the jobs noted must not be announced.
             drop(events::take_noted());
+            settled();
+            waiting.for_each(|job| job.abandon(&e));
+            answers.into_iter().for_each(|answer| answer(Some(&e)));
             return;
         }
     }
     let changes = events::take_noted();
-    match tx.commit() {
+    let committed = tx.commit();
+    settled();
+    match committed {
         Ok(()) => {
             // Announced before anyone is answered: a client that got its
             // 201 finds caches already told.
