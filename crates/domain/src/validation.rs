@@ -40,9 +40,15 @@ impl FieldErrors {
         }
     }
 
-    pub fn range(&mut self, field: &str, value: i64, min: i64, max: i64) {
+    /// `field` is only written out for an error (pass `format_args!`): the
+    /// name of every line's field formatted for nothing was a tenth of an
+    /// order's validation.
+    pub fn range(&mut self, field: impl std::fmt::Display, value: i64, min: i64, max: i64) {
         if !(min..=max).contains(&value) {
-            self.push(field, format!("must be between {min} and {max}"));
+            self.push(
+                field.to_string(),
+                format!("must be between {min} and {max}"),
+            );
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -61,7 +61,7 @@ impl OrderRequest {
         }
         for (i, line) in self.items.iter().enumerate() {
             errors.range(
-                &format!("items[{i}].quantity"),
+                format_args!("items[{i}].quantity"),
                 line.quantity,
                 1,
                 MAX_QUANTITY,
@@ -84,10 +84,15 @@ impl OrderRequest {
         }
         let note = note.trim().to_owned();
         let payload = canonical_payload(&self.items, &note);
-        let fingerprint = digest(&serde_json::json!({
-            "payload": payload,
-            "allowRepeat": self.allow_repeat,
-        }));
+        // Both digests are stored (with idempotency records and orders) and
+        // compared with requests to come, so these bytes must never change:
+        // they are what `serde_json::Value` printed for
+        // `{"allowRepeat": …, "payload": {"lines": …, "note": …}}` (keys
+        // sorted, compact), written out without building the values.
+        let fingerprint = digest(&format!(
+            r#"{{"allowRepeat":{},"payload":{payload}}}"#,
+            self.allow_repeat
+        ));
         errors.finish(ValidOrder {
             payload_hash: digest(&payload),
             fingerprint,
@@ -100,22 +105,28 @@ impl OrderRequest {
 
 /// Items and note in a form where equal orders are equal values: lines of
 /// the same item with the same toppings merged, toppings sorted, lines sorted.
-fn canonical_payload(lines: &[LineRequest], note: &str) -> serde_json::Value {
+fn canonical_payload(lines: &[LineRequest], note: &str) -> String {
+    #[derive(Serialize)]
+    struct Canonical<'a> {
+        /// `[item, quantity, [toppings]]` each.
+        lines: Vec<(Uuid, i64, Vec<Uuid>)>,
+        note: &'a str,
+    }
     let mut merged: BTreeMap<(Uuid, Vec<Uuid>), i64> = BTreeMap::new();
     for line in lines {
         let mut toppings = line.topping_ids.clone();
         toppings.sort_unstable();
         *merged.entry((line.menu_item_id, toppings)).or_default() += line.quantity;
     }
-    let lines: Vec<_> = merged
+    let lines = merged
         .into_iter()
-        .map(|((item, toppings), quantity)| serde_json::json!([item, quantity, toppings]))
+        .map(|((item, toppings), quantity)| (item, quantity, toppings))
         .collect();
-    serde_json::json!({ "lines": lines, "note": note })
+    serde_json::to_string(&Canonical { lines, note }).unwrap_or_default()
 }
 
-fn digest(value: &serde_json::Value) -> String {
-    hex::encode(Sha256::digest(value.to_string().as_bytes()))
+fn digest(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 #[cfg(test)]
@@ -186,6 +197,31 @@ mod tests {
             false,
         );
         assert_ne!(one.payload_hash, other_note.payload_hash);
+    }
+
+    /// Stored digests must match requests to come, across versions: these
+    /// were printed by the first release's code.
+    #[test]
+    fn digests_are_those_already_stored() {
+        let id = |text| Uuid::parse_str(text).unwrap();
+        let (a, b, x) = (
+            id("0b6f0d4e-8f4a-4c59-9d3e-2f1f7f3c1a01"),
+            id("5d1c3a7e-0e2b-4b7a-8c0d-6a9e4f2b3c02"),
+            id("9a8b7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c03"),
+        );
+        let order = request(
+            vec![line(b, 1, &[]), line(a, 2, &[x, b])],
+            "  no \"onions\"\nplease ✓ ",
+            true,
+        );
+        assert_eq!(
+            order.fingerprint,
+            "cab37b70f659302ff0fe1d6cfc0b08ef45d2fc6f86684e16c490aaa732ce1426"
+        );
+        assert_eq!(
+            order.payload_hash,
+            "15870e2b93234c3d2fa78a8be14f31e4de4f6d29923a86691c1a85c6342f5095"
+        );
     }
 
     #[test]
