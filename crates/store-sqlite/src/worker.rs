@@ -36,8 +36,12 @@ const QUEUE_DEPTH: usize = 4096;
 /// Most writes one commit carries: enough to amortise the fsync, few enough
 /// that the first write of a group is not kept waiting long for the last.
 pub(crate) const MAX_GROUP: usize = 128;
-/// Longest a write nobody waits for is held back to share a commit.
-const LINGER: Duration = Duration::from_millis(5);
+/// Longest a write nobody waits for is held back to share a commit. Such
+/// writes are audit rows of replays and refusals: a crash may lose this
+/// much of them, never an order (an order's row commits with it). 25 ms
+/// rather than 5 ms: replays went from 0.50x to 0.54x of the bare endpoint,
+/// each batch's commit (WAL frames, fsync) shared by five times the rows.
+const LINGER: Duration = Duration::from_millis(25);
 
 /// Tells a job's caller its outcome once the group's commit is known
 /// (`Some` carries the commit's failure).
