@@ -251,6 +251,51 @@ async fn a_locked_pin_refuses_orders_even_with_the_right_pin() {
     assert_eq!(app.orders_of(&session).await, Vec::<Value>::new());
 }
 
+/// Replays may be answered from memory (SQLite): a lock that comes after
+/// them must still refuse the next one.
+#[tokio::test]
+async fn a_lock_after_replays_refuses_the_next_replay() {
+    let app = TestApp::spawn_with(|s| s.pin_max_failures = 2).await;
+    let (shop, ids) = app.shop_with_menu().await;
+    let (session, pin) = app.table(&shop, "T1").await;
+    let body = OrderBody::new().line(&ids.soup, 1).json();
+    let wrong = wrong_pin(&pin);
+    let cart = key();
+    let placed = app
+        .place_order(&session, &pin, "phone-1", &cart, &body)
+        .await;
+    assert_eq!(placed.status, 201);
+    for _ in 0..3 {
+        let replay = app
+            .place_order(&session, &pin, "phone-1", &cart, &body)
+            .await;
+        assert_eq!(replay.status, 201);
+        assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    }
+
+    app.place_order(&session, wrong, "phone-1", &key(), &body)
+        .await
+        .assert_problem(401, "PIN_INVALID");
+    let after_one_failure = app
+        .place_order(&session, &pin, "phone-1", &cart, &body)
+        .await;
+    assert_eq!(after_one_failure.status, 201, "one failure locks nothing");
+    assert_eq!(
+        after_one_failure.header("idempotent-replayed"),
+        Some("true")
+    );
+
+    for _ in 0..2 {
+        app.place_order(&session, wrong, "phone-1", &key(), &body)
+            .await
+            .assert_problem(401, "PIN_INVALID");
+    }
+    app.place_order(&session, &pin, "phone-1", &cart, &body)
+        .await
+        .assert_problem(429, "PIN_LOCKED");
+    assert_eq!(app.orders_of(&session).await.len(), 1);
+}
+
 #[tokio::test]
 async fn order_limits_are_reported_field_by_field() {
     let app = TestApp::spawn_with(|s| s.client_cooldown_ms = 0).await;
