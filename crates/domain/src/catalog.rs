@@ -158,7 +158,7 @@ impl CatalogInput {
                 claim_id(&mut errors, at("toppingId"), topping_id, ItemKind::Topping);
             }
             errors.text(&at("name"), &t.name, 1, 80);
-            errors.range(&at("price"), t.price, 0, MAX_PRICE);
+            errors.range(at("price"), t.price, 0, MAX_PRICE);
             toppings.push(Topping {
                 topping_id,
                 name: t.name.trim().to_owned(),
@@ -182,7 +182,7 @@ impl CatalogInput {
             errors.text(&at("name"), &item.name, 1, 80);
             errors.text(&at("description"), &item.description, 0, 500);
             errors.text(&at("category"), &item.category, 1, 40);
-            errors.range(&at("price"), item.price, 0, MAX_PRICE);
+            errors.range(at("price"), item.price, 0, MAX_PRICE);
             if item.topping_ids.len() > MAX_TOPPINGS_PER_ITEM {
                 errors.push(
                     at("toppingIds"),
@@ -202,7 +202,7 @@ impl CatalogInput {
             }
             let allowed = item.topping_ids.len() as i64;
             let max_toppings = item.max_toppings.unwrap_or(allowed);
-            errors.range(&at("maxToppings"), max_toppings, 0, allowed);
+            errors.range(at("maxToppings"), max_toppings, 0, allowed);
             items.push(MenuItem {
                 menu_item_id,
                 name: item.name.trim().to_owned(),
