@@ -50,7 +50,11 @@ pub async fn run(
     let Some(path) = ordergate_store_sqlite::path_from_url(&args.database) else {
         bail!("the demo runs on SQLite: give --database sqlite://FILE");
     };
-    reset(&path)?;
+    {
+        // Never wipe a file another server is running on.
+        let _serving = ordergate_store_sqlite::ServingLock::take(&path)?;
+        reset(&path)?;
+    }
     let token = args
         .staff_token
         .clone()

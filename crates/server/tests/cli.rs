@@ -69,12 +69,15 @@ impl Running {
 }
 
 fn get(url: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    send(reqwest::Client::new().get(url), headers)
+}
+
+fn send(mut request: reqwest::RequestBuilder, headers: &[(&str, &str)]) -> (u16, Value) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut request = reqwest::Client::new().get(url);
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
@@ -181,4 +184,51 @@ fn demo_seeds_a_diner_and_starts_fresh_every_time() {
         assert_eq!(status, 200);
         assert!(demo.terminate());
     }
+}
+
+#[test]
+fn a_second_server_on_one_sqlite_file_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("og.db").display());
+    let serve = ["serve", "--listen", "127.0.0.1:0", "--database", &database];
+    let mut first = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", "t")]);
+    let base = first.base_url();
+    let auth = [("Authorization", "Bearer t")];
+    let shop = serde_json::json!({"name": "Diner", "currency": "USD"});
+    let create = reqwest::Client::new()
+        .post(format!("{base}/api/v1/shops"))
+        .json(&shop);
+    assert_eq!(send(create, &auth).0, 201);
+
+    for command in [
+        &serve[..],
+        &["demo", "--listen", "127.0.0.1:0", "--database", &database],
+    ] {
+        let second = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+            .args(command)
+            .env("ORDERGATE_STAFF_TOKEN", "t")
+            .output()
+            .unwrap();
+        assert!(
+            !second.status.success(),
+            "{command:?} started beside a running server"
+        );
+        let stderr = String::from_utf8_lossy(&second.stderr);
+        assert!(
+            stderr.contains("in use by another ordergate server"),
+            "{stderr}"
+        );
+    }
+    let (status, shops) = get(&format!("{base}/api/v1/shops"), &auth);
+    assert_eq!(
+        (status, shops["shops"].as_array().map(Vec::len)),
+        (200, Some(1)),
+        "the first server still serves, its file untouched"
+    );
+    assert!(first.terminate());
+
+    let mut after = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", "t")]);
+    let base = after.base_url();
+    assert_eq!(get(&format!("{base}/readyz"), &[]).0, 200);
+    assert!(after.terminate());
 }

@@ -66,6 +66,7 @@ pub struct SqliteStore {
     /// Audit rows recorded outside an order's transaction, not yet queued.
     audit_backlog: Arc<Mutex<Vec<AuditEntry>>>,
     replays: Arc<ReplayCache>,
+    _serving: ServingLock,
 }
 
 /// The file a `sqlite://` URL names: `sqlite://ordergate.db` is relative to
@@ -81,6 +82,7 @@ pub fn path_from_url(url: &str) -> Option<PathBuf> {
 impl SqliteStore {
     /// Opens the database file, creating it if missing, and applies migrations.
     pub fn open(path: &Path) -> StoreResult<SqliteStore> {
+        let serving = ServingLock::take(path)?;
         let mut writer = Connection::open(path).map_err(SqliteError::from)?;
         writer
             .pragma_update(None, "journal_mode", "wal")
@@ -116,6 +118,7 @@ impl SqliteStore {
             readers: Readers::new(readers, Box::new(open_reader)),
             audit_backlog: Arc::default(),
             replays,
+            _serving: serving,
         })
     }
 
@@ -145,6 +148,44 @@ fn write_audit_backlog(
 ) -> Result<(), SqliteError> {
     let entries = std::mem::take(&mut *backlog.lock().unwrap_or_else(|e| e.into_inner()));
     audit::append(conn, &entries)
+}
+
+/// Makes one store the only one serving a database file, for as long as it
+/// is held. The caches (the menus, the replays) rest on every write going
+/// through the store's one writer; a second server on the same file would
+/// write behind them. An exclusive advisory lock on a `-lock` file beside
+/// the database, not on the database itself: closing any descriptor of the
+/// database would drop SQLite's own locks. It goes with the process,
+/// however that ends. Tools that only read (`ordergate backup`, `verify`,
+/// `migrate`) do not take it.
+pub struct ServingLock {
+    /// Unlocked when closed.
+    _locked: std::fs::File,
+}
+
+impl ServingLock {
+    pub fn take(path: &Path) -> StoreResult<ServingLock> {
+        let mut lock_path = path.as_os_str().to_owned();
+        lock_path.push("-lock");
+        let lock = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| StoreError::Unavailable(Box::new(e)))?;
+        match lock.try_lock() {
+            Ok(()) => Ok(ServingLock { _locked: lock }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Unavailable(
+                format!(
+                    "{} is in use by another ordergate server (it holds {})",
+                    path.display(),
+                    Path::new(&lock_path).display()
+                )
+                .into(),
+            )),
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::Unavailable(Box::new(e))),
+        }
+    }
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {

@@ -17,9 +17,9 @@
 //!   older stamp, so a snapshot from before the commit is never used after
 //!   it.
 //!
-//! Only this process writes the file (SQLite is the one-node engine; its
-//! writer thread is the only writer), so nothing changes behind the writer's
-//! back.
+//! Only this store writes the file (SQLite is the one-node engine, its
+//! writer thread the only writer, and `ServingLock` keeps a second server
+//! off the file), so nothing changes behind the writer's back.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
