@@ -14,7 +14,7 @@ fi
 
 work=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-"$bin" demo --listen 127.0.0.1:0 --database "sqlite://$work/fuzz.db" --staff-token fuzz-token \
+"$bin" demo --listen 127.0.0.1:0 --database "sqlite://$work/fuzz.db" --staff-token fuzz-staff-token-0001 \
     > "$work/demo.out" 2>/dev/null &
 server=$!
 for _ in $(seq 100); do

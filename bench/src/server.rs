@@ -326,6 +326,7 @@ async fn staff(request: RequestBuilder, body: Value, expect: StatusCode) -> anyh
 pub async fn metric(base: &str, name: &str, shop_id: &str) -> anyhow::Result<f64> {
     let text = Client::new()
         .get(format!("{base}/metrics"))
+        .bearer_auth(STAFF_TOKEN)
         .send()
         .await?
         .error_for_status()?

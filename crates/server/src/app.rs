@@ -22,7 +22,7 @@ use tower::ServiceExt;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
-use crate::auth::StaffToken;
+use crate::auth::{MetricsAccess, Secret, StaffToken};
 use crate::config::Settings;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::MAX_BODY_BYTES;
@@ -48,6 +48,7 @@ pub struct AppState(Arc<Inner>);
 struct Inner {
     store: Arc<dyn Store>,
     staff_token: StaffToken,
+    metrics_access: MetricsAccess,
     public_url: String,
     settings: Settings,
     in_flight: Arc<InFlight>,
@@ -65,6 +66,10 @@ impl AppState {
 
     pub fn staff_token(&self) -> &StaffToken {
         &self.0.staff_token
+    }
+
+    pub fn metrics_access(&self) -> &MetricsAccess {
+        &self.0.metrics_access
     }
 
     pub fn public_url(&self) -> &str {
@@ -135,6 +140,11 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
     let state = AppState(Arc::new(Inner {
         store,
         staff_token: StaffToken::new(settings.staff_token.as_deref()),
+        metrics_access: if settings.metrics_public {
+            MetricsAccess::Public
+        } else {
+            MetricsAccess::Tokens(settings.metrics_token.as_deref().map(Secret::new))
+        },
         public_url: settings.public_url(bound),
         settings: settings.clone(),
         in_flight: Arc::default(),
@@ -234,6 +244,7 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    settings.check()?;
     let bound = listener.local_addr()?;
     if settings.staff_token.is_none() {
         tracing::warn!("no staff token configured: every staff endpoint will answer 401");

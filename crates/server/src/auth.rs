@@ -18,13 +18,26 @@ use crate::error::{ApiError, ErrorCode};
 
 pub const PIN_HEADER: &str = "x-session-pin";
 
-/// The staff token, kept as a digest so that comparing it takes the same
-/// time whatever the candidate's length or first wrong byte.
-pub struct StaffToken(Option<[u8; 32]>);
+/// A configured secret, kept as its digest so that comparing it takes the
+/// same time whatever the candidate's length or first wrong byte.
+pub struct Secret([u8; 32]);
+
+impl Secret {
+    pub fn new(secret: &str) -> Secret {
+        Secret(digest(secret))
+    }
+
+    pub fn matches(&self, given: &str) -> bool {
+        bool::from(digest(given).ct_eq(&self.0))
+    }
+}
+
+/// The staff token; without one nobody is staff.
+pub struct StaffToken(Option<Secret>);
 
 impl StaffToken {
     pub fn new(token: Option<&str>) -> StaffToken {
-        StaffToken(token.map(digest))
+        StaffToken(token.map(Secret::new))
     }
 
     pub fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
@@ -40,7 +53,7 @@ impl StaffToken {
                 "send the staff token as Authorization: Bearer <token>",
             ));
         };
-        if bool::from(digest(given).ct_eq(expected)) {
+        if expected.matches(given) {
             Ok(())
         } else {
             Err(ApiError::new(
@@ -51,14 +64,43 @@ impl StaffToken {
     }
 }
 
+/// Who may read `/metrics`: anyone when it is public, otherwise staff or
+/// the holder of the metrics token (a Prometheus scraper needs no more).
+pub enum MetricsAccess {
+    Public,
+    Tokens(Option<Secret>),
+}
+
+impl MetricsAccess {
+    pub fn check(&self, headers: &HeaderMap, staff: &StaffToken) -> Result<(), ApiError> {
+        let MetricsAccess::Tokens(metrics_token) = self else {
+            return Ok(());
+        };
+        let scraper = bearer(headers)
+            .zip(metrics_token.as_ref())
+            .is_some_and(|(given, expected)| expected.matches(given));
+        if scraper {
+            return Ok(());
+        }
+        staff.check(headers).map_err(|_| {
+            ApiError::new(
+                ErrorCode::Unauthorized,
+                "send the metrics token or the staff token as Authorization: Bearer <token>",
+            )
+        })
+    }
+}
+
 fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+/// The bearer token of a request; an empty one is no credential at all.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 /// Proof that the request carries the staff token.
@@ -108,24 +150,32 @@ pub async fn session_access(
 
 /// Judges a guest's PIN for a session, under both locks: the table's (a few
 /// wrong PINs lock it) and the address's (a sweep over many tables from one
-/// address is stopped too).
+/// address is stopped too). A missing PIN is refused without being judged.
 pub async fn judge_pin(
     state: &AppState,
     address: IpAddr,
     session_id: Uuid,
     pin: Option<&str>,
 ) -> Result<Session, ApiError> {
-    state.limits().check_pin_attempt(address)?;
+    let attempt = match pin {
+        Some(pin) => Some(state.limits().pin_attempt(address, session_id, pin).await?),
+        None => None,
+    };
     let now = ordergate_domain::now();
-    match state
+    let outcome = state
         .store()
         .verify_pin(session_id, pin, state.pin_policy(), now)
-        .await?
-    {
-        PinOutcome::Accepted(session) => Ok(session),
+        .await?;
+    match outcome {
+        PinOutcome::Accepted(session) => {
+            if let Some(attempt) = attempt {
+                attempt.right(state.limits());
+            }
+            Ok(session)
+        }
         PinOutcome::Invalid => {
-            if pin.is_some() {
-                state.limits().pin_failed(address);
+            if let Some(attempt) = attempt {
+                attempt.wrong(address);
             }
             Err(Rejection::PinInvalid.into())
         }
@@ -160,6 +210,38 @@ mod tests {
             assert!(token.check(&with_auth(wrong)).is_err(), "{wrong}");
         }
         assert!(token.check(&HeaderMap::new()).is_err());
+    }
+
+    #[test]
+    fn metrics_take_either_token_unless_public() {
+        let staff = StaffToken::new(Some("staff-token-0123456"));
+        let access = MetricsAccess::Tokens(Some(Secret::new("scrape-token-0123456")));
+        assert!(
+            access
+                .check(&with_auth("Bearer scrape-token-0123456"), &staff)
+                .is_ok()
+        );
+        assert!(
+            access
+                .check(&with_auth("Bearer staff-token-0123456"), &staff)
+                .is_ok()
+        );
+        assert!(
+            access
+                .check(&with_auth("Bearer scrape-token-012345"), &staff)
+                .is_err()
+        );
+        assert!(access.check(&HeaderMap::new(), &staff).is_err());
+        assert!(
+            MetricsAccess::Tokens(None)
+                .check(&with_auth("Bearer "), &staff)
+                .is_err()
+        );
+        assert!(
+            MetricsAccess::Public
+                .check(&HeaderMap::new(), &staff)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -21,9 +21,17 @@ pub struct Settings {
     )]
     pub database: String,
 
-    /// Bearer token for staff endpoints; without one, staff endpoints refuse every request.
+    /// Bearer token for staff endpoints (at least 16 characters); without one, staff endpoints refuse every request.
     #[arg(long, env = "ORDERGATE_STAFF_TOKEN", hide_env_values = true)]
     pub staff_token: Option<String>,
+
+    /// Bearer token that may read /metrics besides the staff token (at least 16 characters).
+    #[arg(long, env = "ORDERGATE_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+
+    /// Serve /metrics to anyone, without a token.
+    #[arg(long, env = "ORDERGATE_METRICS_PUBLIC")]
+    pub metrics_public: bool,
 
     /// Base URL guests reach this server at, for QR links [default: http://<listen>].
     #[arg(long, env = "ORDERGATE_PUBLIC_URL")]
@@ -70,6 +78,10 @@ pub struct Settings {
     pub trusted_proxies: Vec<IpAddr>,
 }
 
+/// Shortest token the server accepts: anything shorter is guessable, and an
+/// empty one would let an empty credential in.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
 impl Settings {
     /// Settings with every default, for embedding and tests.
     pub fn new(database: impl Into<String>) -> Settings {
@@ -77,6 +89,8 @@ impl Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             database: database.into(),
             staff_token: None,
+            metrics_token: None,
+            metrics_public: false,
             public_url: None,
             duplicate_window_secs: 30,
             client_cooldown_ms: 2000,
@@ -87,6 +101,28 @@ impl Settings {
             request_timeout_secs: 30,
             trusted_proxies: Vec::new(),
         }
+    }
+
+    /// Refuses settings the server must not start with.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for (flag, token) in [
+            ("--staff-token (ORDERGATE_STAFF_TOKEN)", &self.staff_token),
+            (
+                "--metrics-token (ORDERGATE_METRICS_TOKEN)",
+                &self.metrics_token,
+            ),
+        ] {
+            if let Some(token) = token
+                && token.chars().count() < MIN_TOKEN_CHARS
+            {
+                anyhow::bail!(
+                    "{flag} must be at least {MIN_TOKEN_CHARS} characters long (it has {}); \
+                     generate one with `openssl rand -hex 16`, or leave it unset",
+                    token.chars().count()
+                );
+            }
+        }
+        Ok(())
     }
 
     pub fn pin_policy(&self) -> PinPolicy {

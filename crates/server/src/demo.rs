@@ -50,11 +50,6 @@ pub async fn run(
     let Some(path) = ordergate_store_sqlite::path_from_url(&args.database) else {
         bail!("the demo runs on SQLite: give --database sqlite://FILE");
     };
-    {
-        // Never wipe a file another server is running on.
-        let _serving = ordergate_store_sqlite::ServingLock::take(&path)?;
-        reset(&path)?;
-    }
     let token = args
         .staff_token
         .clone()
@@ -63,6 +58,13 @@ pub async fn run(
     settings.listen = args.listen;
     settings.staff_token = Some(token.clone());
     settings.public_url = args.public_url;
+    // Before the reset: a refused start wipes nothing.
+    settings.check()?;
+    {
+        // Never wipe a file another server is running on.
+        let _serving = ordergate_store_sqlite::ServingLock::take(&path)?;
+        reset(&path)?;
+    }
     let store = open_store(&settings).await?;
     let seeded = seed(store.as_ref()).await?;
     let listener = TcpListener::bind(args.listen).await.with_context(|| {

@@ -16,6 +16,7 @@ use ordergate_store::{Answer, Claim, Render, StaffWrite, StoreResult, StoredResp
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
+use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
@@ -29,11 +30,49 @@ pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).map(|v| v.to_str().unwrap_or_default())
 }
 
-/// The claim of a staff POST: `None` without a key. Staff keys are scoped to
-/// the staff principal, the method and the path.
+/// A staff write that honours an `Idempotency-Key`, with the ids its path
+/// names as parsed. Its scope is built from these, never from the raw path:
+/// ids in paths match in any case, so text would let `/shops/ABC…/…` and
+/// `/shops/abc…/…` be two scopes and one key act twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaffOperation {
+    CreateShop,
+    OpenSession { shop_id: Uuid },
+    Restock { shop_id: Uuid, item_id: Uuid },
+    StaffOrder { session_id: Uuid },
+    SetOrderStatus { order_id: Uuid },
+    Checkout { session_id: Uuid },
+}
+
+impl StaffOperation {
+    /// The staff principal, the method and the canonical path (lowercase
+    /// ids): the same text earlier versions stored for lowercase paths, so
+    /// keys recorded before an upgrade still replay.
+    fn scope(self) -> String {
+        let path = match self {
+            StaffOperation::CreateShop => "/api/v1/shops".to_owned(),
+            StaffOperation::OpenSession { shop_id } => format!("/api/v1/shops/{shop_id}/sessions"),
+            StaffOperation::Restock { shop_id, item_id } => {
+                format!("/api/v1/shops/{shop_id}/inventory/{item_id}/restock")
+            }
+            StaffOperation::StaffOrder { session_id } => {
+                format!("/api/v1/sessions/{session_id}/staff-orders")
+            }
+            StaffOperation::SetOrderStatus { order_id } => {
+                format!("/api/v1/orders/{order_id}/status")
+            }
+            StaffOperation::Checkout { session_id } => {
+                format!("/api/v1/sessions/{session_id}/checkout")
+            }
+        };
+        format!("staff POST {path}")
+    }
+}
+
+/// The claim of a staff POST: `None` without a key.
 pub fn staff_claim(
     headers: &HeaderMap,
-    path: &str,
+    operation: StaffOperation,
     request: &impl Serialize,
     expires_at: Timestamp,
 ) -> Result<Option<Claim>, ApiError> {
@@ -43,7 +82,7 @@ pub fn staff_claim(
     let key = IdempotencyKey::parse(Some(raw)).map_err(key_error)?;
     let canonical = serde_json::to_string(request).unwrap_or_default();
     Ok(Some(Claim {
-        scope: format!("staff POST {path}"),
+        scope: operation.scope(),
         key: key.to_string(),
         fingerprint: hex::encode(Sha256::digest(canonical.as_bytes())),
         expires_at,
@@ -218,6 +257,21 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn staff_scopes_are_canonical_and_keep_their_stored_form() {
+        let shop_id: Uuid = "6F9619FF-8B86-D011-B42D-00C04FC964FF".parse().unwrap();
+        let item_id = Uuid::nil();
+        assert_eq!(
+            StaffOperation::Restock { shop_id, item_id }.scope(),
+            "staff POST /api/v1/shops/6f9619ff-8b86-d011-b42d-00c04fc964ff/inventory/\
+             00000000-0000-0000-0000-000000000000/restock"
+        );
+        assert_eq!(
+            StaffOperation::CreateShop.scope(),
+            "staff POST /api/v1/shops"
+        );
+    }
 
     #[tokio::test]
     async fn a_second_request_waits_for_the_first_and_then_runs() {

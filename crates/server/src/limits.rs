@@ -14,6 +14,8 @@ use axum::http::HeaderMap;
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use uuid::Uuid;
 
 use crate::app::AppState;
@@ -28,14 +30,37 @@ pub const STREAMS_PER_ADDRESS: usize = 64;
 /// Total size of a request's header names and values.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
-struct Failures {
-    count: AtomicU32,
+/// One address's wrong-PIN allowance for the current window. A guess holds
+/// one unit while it is judged and gives it back when the PIN was right; a
+/// wrong PIN spends it for the rest of the window. So simultaneous guesses
+/// are counted as they start, never raced past the limit: the 21st waits
+/// for one of the 20 in flight, and is refused once 20 were wrong.
+struct AddressGuesses {
+    allowance: Arc<Semaphore>,
+    wrong: AtomicU32,
     since: Instant,
 }
 
+impl AddressGuesses {
+    fn locked(&self) -> ApiError {
+        let left = PIN_WINDOW.saturating_sub(self.since.elapsed());
+        ApiError::new(
+            ErrorCode::PinLocked,
+            "too many wrong PINs from this address; try again later",
+        )
+        .retry_after(left.as_secs().max(1))
+    }
+}
+
 pub struct Limits {
-    /// Wrong PINs by address; an entry lives one window from its first failure.
-    pin_failures: moka::sync::Cache<IpAddr, Arc<Failures>>,
+    /// Wrong-PIN allowances by address; an entry lives one window from its
+    /// first guess.
+    pin_guesses: moka::sync::Cache<IpAddr, Arc<AddressGuesses>>,
+    /// (session, PIN digest) pairs judged right before: a session's PIN never
+    /// changes, so sending it again is no guess and needs no allowance. A
+    /// guest who is already in is not held up by a sweep from the same
+    /// address (a restaurant's Wi-Fi).
+    known_pins: moka::sync::Cache<(Uuid, [u8; 32]), ()>,
     streams: Arc<Mutex<HashMap<StreamOwner, usize>>>,
 }
 
@@ -48,42 +73,80 @@ enum StreamOwner {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            pin_failures: moka::sync::Cache::builder()
+            pin_guesses: moka::sync::Cache::builder()
                 .max_capacity(100_000)
                 .time_to_live(PIN_WINDOW)
+                .build(),
+            known_pins: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(Duration::from_secs(24 * 3600))
                 .build(),
             streams: Arc::default(),
         }
     }
 }
 
-impl Limits {
-    /// Refuses PIN attempts from an address that sent too many wrong ones,
-    /// until its window ends.
-    pub fn check_pin_attempt(&self, address: IpAddr) -> Result<(), ApiError> {
-        let Some(failures) = self.pin_failures.get(&address) else {
-            return Ok(());
+/// A PIN attempt cleared to be judged; tell it how the judgement went.
+pub struct PinAttempt {
+    session_id: Uuid,
+    pin: [u8; 32],
+    /// `None` for a PIN known to be right: it spends no allowance.
+    guess: Option<(OwnedSemaphorePermit, Arc<AddressGuesses>)>,
+}
+
+impl PinAttempt {
+    /// The PIN was judged wrong: the unit it held stays spent.
+    pub fn wrong(self, address: IpAddr) {
+        let Some((permit, guesses)) = self.guess else {
+            return;
         };
-        if failures.count.load(Ordering::Relaxed) < PIN_FAILURES_PER_ADDRESS {
-            return Ok(());
+        permit.forget();
+        if guesses.wrong.fetch_add(1, Ordering::AcqRel) + 1 == PIN_FAILURES_PER_ADDRESS {
+            // Waiting guesses are refused at once rather than left waiting
+            // for a unit that will never come back.
+            guesses.allowance.close();
+            tracing::warn!(%address, "too many wrong PINs from one address: its PIN checks are refused for a while");
         }
-        let left = PIN_WINDOW.saturating_sub(failures.since.elapsed());
-        Err(ApiError::new(
-            ErrorCode::PinLocked,
-            "too many wrong PINs from this address; try again later",
-        )
-        .retry_after(left.as_secs().max(1)))
     }
 
-    pub fn pin_failed(&self, address: IpAddr) {
-        let failures = self.pin_failures.get_with(address, || {
-            Arc::new(Failures {
-                count: AtomicU32::new(0),
+    /// The PIN was judged right: remember it, and give the unit back.
+    pub fn right(self, limits: &Limits) {
+        limits.known_pins.insert((self.session_id, self.pin), ());
+    }
+}
+
+impl Limits {
+    /// Clears a PIN attempt from `address` at `session` to be judged, once
+    /// the address has allowance left (waiting for guesses in flight to be
+    /// judged if need be); refused once its window holds too many wrong ones.
+    pub async fn pin_attempt(
+        &self,
+        address: IpAddr,
+        session_id: Uuid,
+        pin: &str,
+    ) -> Result<PinAttempt, ApiError> {
+        let pin = Sha256::digest(pin.as_bytes()).into();
+        if self.known_pins.contains_key(&(session_id, pin)) {
+            return Ok(PinAttempt {
+                session_id,
+                pin,
+                guess: None,
+            });
+        }
+        let guesses = self.pin_guesses.get_with(address, || {
+            Arc::new(AddressGuesses {
+                allowance: Arc::new(Semaphore::new(PIN_FAILURES_PER_ADDRESS as usize)),
+                wrong: AtomicU32::new(0),
                 since: Instant::now(),
             })
         });
-        if failures.count.fetch_add(1, Ordering::Relaxed) + 1 == PIN_FAILURES_PER_ADDRESS {
-            tracing::warn!(%address, "too many wrong PINs from one address: its PIN checks are refused for a while");
+        match Arc::clone(&guesses.allowance).acquire_owned().await {
+            Ok(permit) => Ok(PinAttempt {
+                session_id,
+                pin,
+                guess: Some((permit, guesses)),
+            }),
+            Err(_closed) => Err(guesses.locked()),
         }
     }
 
@@ -227,20 +290,52 @@ mod tests {
 
     const HOME: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 7));
 
-    #[test]
-    fn a_pin_sweep_from_one_address_is_stopped() {
+    #[tokio::test]
+    async fn a_pin_sweep_from_one_address_is_stopped() {
         let limits = Limits::default();
         for _ in 0..PIN_FAILURES_PER_ADDRESS {
-            assert!(limits.check_pin_attempt(HOME).is_ok());
-            limits.pin_failed(HOME);
+            let attempt = limits.pin_attempt(HOME, Uuid::new_v4(), "000000").await;
+            attempt.unwrap().wrong(HOME);
         }
-        let refused = limits.check_pin_attempt(HOME).unwrap_err();
-        assert_eq!(refused.code(), ErrorCode::PinLocked);
+        let refused = limits.pin_attempt(HOME, Uuid::new_v4(), "000000").await;
+        assert_eq!(refused.err().unwrap().code(), ErrorCode::PinLocked);
         let other = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 8));
         assert!(
-            limits.check_pin_attempt(other).is_ok(),
+            limits
+                .pin_attempt(other, Uuid::new_v4(), "000000")
+                .await
+                .is_ok(),
             "other addresses are not held"
         );
+    }
+
+    #[tokio::test]
+    async fn guesses_in_flight_hold_the_allowance_and_right_pins_give_it_back() {
+        let limits = Limits::default();
+        let table = Uuid::new_v4();
+        let mut in_flight = Vec::new();
+        for _ in 0..PIN_FAILURES_PER_ADDRESS {
+            in_flight.push(limits.pin_attempt(HOME, table, "123456").await.unwrap());
+        }
+        let waiting = tokio::time::timeout(
+            Duration::from_millis(50),
+            limits.pin_attempt(HOME, table, "654321"),
+        )
+        .await;
+        assert!(
+            waiting.is_err(),
+            "the 21st guess waits for the 20 in flight"
+        );
+        let right = in_flight.pop().unwrap();
+        right.right(&limits);
+        for wrong in in_flight {
+            wrong.wrong(HOME);
+        }
+        // One unit came back; the known PIN needs none.
+        let last = limits.pin_attempt(HOME, table, "654321").await.unwrap();
+        last.wrong(HOME);
+        assert!(limits.pin_attempt(HOME, table, "000000").await.is_err());
+        assert!(limits.pin_attempt(HOME, table, "123456").await.is_ok());
     }
 
     #[test]

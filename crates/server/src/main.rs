@@ -58,6 +58,8 @@ async fn main() -> ExitCode {
 }
 
 async fn run(settings: Settings) -> anyhow::Result<()> {
+    // Before the database is opened (and migrated): a refused start changes nothing.
+    settings.check()?;
     let store = open_store(&settings).await?;
     let listener = TcpListener::bind(settings.listen).await?;
     serve(settings, store, listener, shutdown_signal()).await

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+const TOKEN: &str = "a-staff-token-of-some-length";
+
 struct Running {
     child: Child,
     stdout: BufReader<ChildStdout>,
@@ -94,7 +96,7 @@ fn serve_reads_flags_and_environment_and_stops_cleanly_on_sigterm() {
     let mut server = Running::start(
         &["serve", "--listen", "127.0.0.1:0", "--database", &database],
         &[
-            ("ORDERGATE_STAFF_TOKEN", "from-env"),
+            ("ORDERGATE_STAFF_TOKEN", "from-the-environment"),
             ("ORDERGATE_PUBLIC_URL", "https://diner.example"),
         ],
     );
@@ -102,7 +104,7 @@ fn serve_reads_flags_and_environment_and_stops_cleanly_on_sigterm() {
     assert_eq!(get(&format!("{base}/readyz"), &[]).0, 200);
     let (status, shops) = get(
         &format!("{base}/api/v1/shops"),
-        &[("Authorization", "Bearer from-env")],
+        &[("Authorization", "Bearer from-the-environment")],
     );
     assert_eq!((status, shops), (200, serde_json::json!({"shops": []})));
     assert!(
@@ -130,6 +132,39 @@ fn serve_refuses_an_unsupported_database_url() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("unsupported database URL"), "{stderr}");
+}
+
+#[test]
+fn a_short_or_empty_token_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("og.db");
+    let database = format!("sqlite://{}", file.display());
+    let serve = ["serve", "--listen", "127.0.0.1:0", "--database", &database];
+    for (variable, token) in [
+        ("ORDERGATE_STAFF_TOKEN", ""),
+        ("ORDERGATE_STAFF_TOKEN", "fifteen-chars!!"),
+        ("ORDERGATE_METRICS_TOKEN", "short"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+            .args(serve)
+            .env(variable, token)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{variable}={token:?} started");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("must be at least 16 characters long"),
+            "{stderr}"
+        );
+        assert!(!file.exists(), "a refused start opened the database");
+    }
+    let demo = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+        .args(["demo", "--listen", "127.0.0.1:0", "--database", &database])
+        .args(["--staff-token", "short"])
+        .output()
+        .unwrap();
+    assert!(!demo.status.success());
+    assert!(!file.exists(), "a refused demo created its database");
 }
 
 #[test]
@@ -191,9 +226,10 @@ fn a_second_server_on_one_sqlite_file_refuses_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let database = format!("sqlite://{}", dir.path().join("og.db").display());
     let serve = ["serve", "--listen", "127.0.0.1:0", "--database", &database];
-    let mut first = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", "t")]);
+    let mut first = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", TOKEN)]);
     let base = first.base_url();
-    let auth = [("Authorization", "Bearer t")];
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = [("Authorization", bearer.as_str())];
     let shop = serde_json::json!({"name": "Diner", "currency": "USD"});
     let create = reqwest::Client::new()
         .post(format!("{base}/api/v1/shops"))
@@ -206,7 +242,7 @@ fn a_second_server_on_one_sqlite_file_refuses_to_start() {
     ] {
         let second = Command::new(env!("CARGO_BIN_EXE_ordergate"))
             .args(command)
-            .env("ORDERGATE_STAFF_TOKEN", "t")
+            .env("ORDERGATE_STAFF_TOKEN", TOKEN)
             .output()
             .unwrap();
         assert!(
@@ -227,7 +263,7 @@ fn a_second_server_on_one_sqlite_file_refuses_to_start() {
     );
     assert!(first.terminate());
 
-    let mut after = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", "t")]);
+    let mut after = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", TOKEN)]);
     let base = after.base_url();
     assert_eq!(get(&format!("{base}/readyz"), &[]).0, 200);
     assert!(after.terminate());

@@ -21,7 +21,7 @@ use ordergate_server::client::{Client, ClientError, OrderAttempt};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-const TOKEN: &str = "t";
+const TOKEN: &str = "crash-test-staff-token";
 const SHOPS: usize = 4;
 const TABLES_PER_SHOP: usize = 3;
 /// Guests per table; each has its own `X-Client-Id`.

@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode};
 use ordergate_domain::inventory::{InventoryEntry, InventoryItem, InventoryUpdate, LogEntry};
 use ordergate_domain::paging::Limit;
 use ordergate_store::StaffWrite;
@@ -16,7 +16,7 @@ use crate::app::AppState;
 use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::idempotency::{Sent, staff_claim, staff_write};
+use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
 
 /// Staff changes are logged under this actor.
 const STAFF: &str = "staff";
@@ -125,13 +125,17 @@ async fn restock(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath((shop_id, item_id)): ApiPath<(Uuid, Uuid)>,
-    uri: Uri,
     headers: HeaderMap,
     ApiJson(request): ApiJson<Restock>,
 ) -> Result<Sent, ApiError> {
     let now = ordergate_domain::now();
     let expires_at = state.settings().idempotency_expiry(now);
-    let claim = staff_claim(&headers, uri.path(), &request, expires_at)?;
+    let claim = staff_claim(
+        &headers,
+        StaffOperation::Restock { shop_id, item_id },
+        &request,
+        expires_at,
+    )?;
     let quantity = request.quantity;
     let render = move |item: &InventoryItem| Sent::render(StatusCode::OK, &item.entry(now), None);
     staff_write(

@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode};
 use ordergate_domain::Rejection;
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
@@ -17,7 +17,7 @@ use crate::app::AppState;
 use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::idempotency::{Sent, staff_claim, staff_write};
+use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -64,13 +64,17 @@ async fn set_status(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath(order_id): ApiPath<Uuid>,
-    uri: Uri,
     headers: HeaderMap,
     ApiJson(change): ApiJson<StatusChange>,
 ) -> Result<Sent, ApiError> {
     let now = ordergate_domain::now();
     let expires_at = state.settings().idempotency_expiry(now);
-    let claim = staff_claim(&headers, uri.path(), &change, expires_at)?;
+    let claim = staff_claim(
+        &headers,
+        StaffOperation::SetOrderStatus { order_id },
+        &change,
+        expires_at,
+    )?;
     let render = |order: &Order| Sent::render(StatusCode::OK, order, None);
     staff_write(
         &state,

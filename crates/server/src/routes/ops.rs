@@ -1,7 +1,8 @@
-//! Operational endpoints, without authentication.
+//! Operational endpoints: health and readiness for load balancers, metrics
+//! for the scraper, and the OpenAPI document.
 
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::response::IntoResponse;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -39,18 +40,30 @@ async fn readyz(State(state): State<AppState>) -> Result<&'static str, ApiError>
 }
 
 /// Prometheus metrics.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses(
-    (status = 200, description = "OpenMetrics text exposition", body = String,
-     content_type = "application/openmetrics-text"),
-))]
-async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    (
+///
+/// Send the staff token or the metrics token (`--metrics-token`) as a
+/// bearer token; a server started with `--metrics-public` asks for none.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    security(("staffToken" = [])),
+    responses(
+        (status = 200, description = "OpenMetrics text exposition", body = String,
+         content_type = "application/openmetrics-text"),
+    ),
+)]
+async fn metrics(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    state
+        .metrics_access()
+        .check(&headers, state.staff_token())?;
+    Ok((
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
         state.metrics().render(),
-    )
+    ))
 }
 
 /// This document.

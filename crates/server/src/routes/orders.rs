@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, Uri};
+use axum::http::HeaderMap;
 use ordergate_domain::Rejection;
 use ordergate_domain::audit::{AuditEntry, REPLAYED};
 use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
@@ -22,7 +22,7 @@ use crate::app::AppState;
 use crate::auth::{PIN_HEADER, StaffAuth, judge_pin, session_access};
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::idempotency::{KEY_HEADER, Sent, header_text, key_error, staff_claim};
+use crate::idempotency::{KEY_HEADER, Sent, StaffOperation, header_text, key_error, staff_claim};
 use crate::limits::ClientAddress;
 
 /// How long an order waits for its table before 409 `SESSION_BUSY`.
@@ -139,11 +139,10 @@ async fn place_guest_order(
         fingerprint: order.fingerprint.clone(),
         expires_at: state.settings().idempotency_expiry(now),
     };
-    if let Err(refusal) = state.limits().check_pin_attempt(address) {
-        return Err(audited(&state, session_id, &request_id, Some(&client_id), refusal).await);
-    }
-    // A missing PIN is refused but is no guess.
-    let guessed = pin.is_some();
+    let attempt = match &pin {
+        Some(pin) => Some(state.limits().pin_attempt(address, session_id, pin).await?),
+        None => None,
+    };
     let caller = Caller::Guest { pin, client_id };
     let placed = place(
         &state,
@@ -155,8 +154,14 @@ async fn place_guest_order(
         busy_deadline,
     )
     .await;
-    if guessed && placed.as_ref().err().map(ApiError::code) == Some(ErrorCode::PinInvalid) {
-        state.limits().pin_failed(address);
+    if let Some(attempt) = attempt {
+        // Refusals other than a wrong PIN may come before the PIN was
+        // judged (a lock, a busy table): they prove nothing either way.
+        match placed.as_ref().map_err(ApiError::code) {
+            Ok(_) => attempt.right(state.limits()),
+            Err(ErrorCode::PinInvalid) => attempt.wrong(address),
+            Err(_) => {}
+        }
     }
     placed
 }
@@ -334,7 +339,6 @@ async fn place_staff_order(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath(session_id): ApiPath<Uuid>,
-    uri: Uri,
     headers: HeaderMap,
     ApiJson(request): ApiJson<OrderRequest>,
 ) -> Result<Sent, ApiError> {
@@ -343,7 +347,7 @@ async fn place_staff_order(
     let order = request.validate()?;
     let claim = staff_claim(
         &headers,
-        uri.path(),
+        StaffOperation::StaffOrder { session_id },
         &order.fingerprint,
         state.settings().idempotency_expiry(now),
     )?;

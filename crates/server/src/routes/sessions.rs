@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use ordergate_domain::Rejection;
 use ordergate_domain::paging::Limit;
@@ -18,7 +18,7 @@ use crate::app::AppState;
 use crate::auth::{Principal, StaffAuth, session_access};
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::idempotency::{Sent, staff_claim, staff_write};
+use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
 use crate::limits::ClientAddress;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -102,13 +102,17 @@ async fn open_session(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath(shop_id): ApiPath<Uuid>,
-    uri: Uri,
     headers: HeaderMap,
     ApiJson(new_session): ApiJson<NewSession>,
 ) -> Result<Sent, ApiError> {
     let now = ordergate_domain::now();
     let expires_at = state.settings().idempotency_expiry(now);
-    let claim = staff_claim(&headers, uri.path(), &new_session, expires_at)?;
+    let claim = staff_claim(
+        &headers,
+        StaffOperation::OpenSession { shop_id },
+        &new_session,
+        expires_at,
+    )?;
     let session = Session {
         session_id: Uuid::new_v4(),
         shop_id,
@@ -213,12 +217,16 @@ async fn checkout(
     State(state): State<AppState>,
     _: StaffAuth,
     ApiPath(session_id): ApiPath<Uuid>,
-    uri: Uri,
     headers: HeaderMap,
 ) -> Result<Sent, ApiError> {
     let now = ordergate_domain::now();
     let expires_at = state.settings().idempotency_expiry(now);
-    let claim = staff_claim(&headers, uri.path(), &(), expires_at)?;
+    let claim = staff_claim(
+        &headers,
+        StaffOperation::Checkout { session_id },
+        &(),
+        expires_at,
+    )?;
     let render = |bill: &Bill| Sent::render(StatusCode::OK, bill, None);
     staff_write(
         &state,

@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode};
 use ordergate_domain::shop::{NewShop, Shop};
 use ordergate_store::StaffWrite;
 use serde::Serialize;
@@ -15,7 +15,7 @@ use crate::app::AppState;
 use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath};
-use crate::idempotency::{Sent, staff_claim, staff_write};
+use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -40,13 +40,12 @@ struct ShopList {
 async fn create_shop(
     State(state): State<AppState>,
     _: StaffAuth,
-    uri: Uri,
     headers: HeaderMap,
     ApiJson(new_shop): ApiJson<NewShop>,
 ) -> Result<Sent, ApiError> {
     let now = ordergate_domain::now();
     let expires_at = state.settings().idempotency_expiry(now);
-    let claim = staff_claim(&headers, uri.path(), &new_shop, expires_at)?;
+    let claim = staff_claim(&headers, StaffOperation::CreateShop, &new_shop, expires_at)?;
     let shop = new_shop.validate(Uuid::new_v4(), now)?;
     let render = |shop: &Shop| {
         let location = format!("/api/v1/shops/{}", shop.shop_id);

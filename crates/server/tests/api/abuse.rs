@@ -85,6 +85,45 @@ async fn a_pin_sweep_over_many_tables_locks_out_the_address_not_the_tables() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn simultaneous_guesses_from_one_address_are_counted_not_raced() {
+    let app = TestApp::spawn_with(|s| s.trusted_proxies = vec!["127.0.0.1".parse().unwrap()]).await;
+    let (shop, menu) = app.shop_with_menu().await;
+    let mut tables = Vec::new();
+    for n in 0..100 {
+        tables.push(app.table(&shop, &format!("T{n}")).await);
+    }
+    let order = OrderBody::new().line(&menu.soup, 1).json();
+    // Five guesses at each table, reads and orders mixed, all at once.
+    let app = &app;
+    let guesses = tables.iter().flat_map(|(session, pin)| {
+        let order = &order;
+        (0..5).map(move |n| {
+            let pin = wrong_pin(pin);
+            let request = if n % 2 == 0 {
+                app.guest(Method::GET, &format!("/api/v1/sessions/{session}"), pin)
+            } else {
+                app.order_request(session, Some(pin), Some("sweeper"), Some(&key()))
+                    .json(order)
+            };
+            TestApp::send(request.header("X-Forwarded-For", ATTACKER))
+        })
+    });
+    let replies = join_all(guesses).await;
+    let judged = replies.iter().filter(|r| r.status == 401).count();
+    for reply in &replies {
+        if reply.status == 401 {
+            reply.assert_problem(401, "PIN_INVALID");
+        } else {
+            reply.assert_problem(429, "PIN_LOCKED");
+        }
+    }
+    assert_eq!(judged, 20, "wrong PINs judged for one address");
+    for (session, _) in &tables {
+        assert!(app.orders_of(session).await.is_empty());
+    }
+}
+
 #[tokio::test]
 async fn forged_forwarded_for_does_not_dodge_the_address_lock() {
     // No trusted proxy: X-Forwarded-For is the client's own claim.

@@ -479,7 +479,7 @@ impl TestApp {
     /// The value of the sample `name` with exactly `labels` in `/metrics`
     /// (0 when there is no such sample yet).
     pub async fn metric(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        let reply = self.get("/metrics").await;
+        let reply = Self::send(self.staff(Method::GET, "/metrics")).await;
         assert_eq!(reply.status, 200);
         let mut wanted: Vec<String> = labels
             .iter()

@@ -1,6 +1,7 @@
+use reqwest::Method;
 use serde_json::Value;
 
-use crate::helpers::TestApp;
+use crate::helpers::{STAFF_TOKEN, TestApp};
 
 #[tokio::test]
 async fn health_and_readiness_answer_without_auth() {
@@ -15,7 +16,7 @@ async fn metrics_count_requests_by_route_template() {
     let app = TestApp::spawn().await;
     let shop = app.shop().await;
     app.get_shop(&shop).await;
-    let metrics = app.get("/metrics").await;
+    let metrics = TestApp::send(app.staff(Method::GET, "/metrics")).await;
     assert_eq!(metrics.status, 200);
     assert!(
         metrics
@@ -29,6 +30,37 @@ async fn metrics_count_requests_by_route_template() {
             .text
             .contains("ordergate_http_request_duration_seconds_bucket")
     );
+}
+
+#[tokio::test]
+async fn metrics_need_the_staff_or_metrics_token_unless_public() {
+    const SCRAPER: &str = "prometheus-scrape-token";
+    let app = TestApp::spawn_with(|s| s.metrics_token = Some(SCRAPER.into())).await;
+    app.get("/metrics")
+        .await
+        .assert_problem(401, "UNAUTHORIZED");
+    let wrong = app
+        .request(Method::GET, "/metrics")
+        .bearer_auth("prometheus-scrape-tokem");
+    TestApp::send(wrong)
+        .await
+        .assert_problem(401, "UNAUTHORIZED");
+    for token in [SCRAPER, STAFF_TOKEN] {
+        let scrape = app.request(Method::GET, "/metrics").bearer_auth(token);
+        let metrics = TestApp::send(scrape).await;
+        assert_eq!(metrics.status, 200);
+        assert!(metrics.text.contains("ordergate_http_requests_total"));
+    }
+    // A scraper's token opens nothing else.
+    let shops = app
+        .request(Method::GET, "/api/v1/shops")
+        .bearer_auth(SCRAPER);
+    TestApp::send(shops)
+        .await
+        .assert_problem(401, "UNAUTHORIZED");
+
+    let public = TestApp::spawn_with(|s| s.metrics_public = true).await;
+    assert_eq!(public.get("/metrics").await.status, 200);
 }
 
 #[tokio::test]

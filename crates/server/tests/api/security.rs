@@ -151,10 +151,9 @@ fn bad_authorizations() -> Vec<Option<HeaderValue>> {
 }
 
 /// The operations anyone may call.
-const PUBLIC: [(&str, &str); 6] = [
+const PUBLIC: [(&str, &str); 5] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
-    ("get", "/metrics"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/api/v1/shops/{shopId}"),
     ("get", "/api/v1/shops/{shopId}/menu"),
@@ -391,4 +390,28 @@ async fn client_request_ids_are_kept_only_when_they_are_safe_to_log() {
         reply.assert_problem(400, "IDEMPOTENCY_KEY_INVALID");
     }
     assert!(app.orders_of(&session).await.is_empty());
+}
+
+#[tokio::test]
+async fn an_empty_token_is_never_a_credential() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    let stream = format!("/api/v1/shops/{shop}/events");
+    for request in [
+        app.request(
+            Method::GET,
+            &format!("{stream}?access_token=&lastEventId=0"),
+        ),
+        app.request(Method::GET, &format!("{stream}?access_token=%20")),
+        app.request(Method::GET, &stream)
+            .header("Authorization", "Bearer "),
+        app.request(Method::GET, "/api/v1/shops")
+            .header("Authorization", "Bearer"),
+        app.request(Method::GET, "/api/v1/shops")
+            .header("Authorization", "Bearer    "),
+    ] {
+        TestApp::send(request)
+            .await
+            .assert_problem(401, "UNAUTHORIZED");
+    }
 }

@@ -1,6 +1,6 @@
 //! `Idempotency-Key` on staff POSTs: a retry replays the first answer and
-//! the write happens once; keys are scoped to the path; only successes are
-//! stored.
+//! the write happens once; keys are scoped to the operation and its ids
+//! (whatever their case in the path); only successes are stored.
 
 use futures_util::future::join_all;
 use serde_json::{Value, json};
@@ -339,4 +339,41 @@ async fn keys_are_scoped_to_the_path() {
     assert_eq!(app.orders_of(&t3).await.len(), 2);
     assert_eq!(app.orders_of(&t4).await.len(), 1);
     assert_eq!(app.stock_entry(&shop, &ids.soup).await["stock"], 0);
+}
+
+#[tokio::test]
+async fn a_key_resent_with_the_ids_in_another_case_replays() {
+    let app = TestApp::spawn().await;
+    let (shop, ids) = app.shop_with_menu().await;
+    app.set_inventory(&shop, &ids.beer, json!({"stock": 15}))
+        .await
+        .assert_status(200);
+    let restock_key = key();
+    let body = json!({"quantity": 5});
+    let first = app
+        .staff_post(
+            &restock_path(&shop, &ids.beer),
+            Some(&restock_key),
+            Some(&body),
+        )
+        .await;
+    assert_eq!(first.assert_status(200)["stock"], 20);
+    let shouted = restock_path(&shop.to_uppercase(), &ids.beer.to_uppercase());
+    let again = app
+        .staff_post(&shouted, Some(&restock_key), Some(&body))
+        .await;
+    assert_replays(&first, &again);
+    assert_eq!(app.stock_entry(&shop, &ids.beer).await["stock"], 20);
+
+    let (session, _) = app.table(&shop, "T1").await;
+    let order_key = key();
+    let order = OrderBody::new().line(&ids.beer, 1).json();
+    let placed = app.staff_order(&session, Some(&order_key), &order).await;
+    let original = placed.assert_order(false);
+    let retried = app
+        .staff_order(&session.to_uppercase(), Some(&order_key), &order)
+        .await;
+    assert_eq!(retried.assert_order(true), original);
+    assert_eq!(app.orders_of(&session).await.len(), 1);
+    assert_eq!(app.stock_entry(&shop, &ids.beer).await["stock"], 19);
 }

@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-pub const TOKEN: &str = "migrate-test-token";
+pub const TOKEN: &str = "migrate-test-staff-token";
 const URL_VAR: &str = "ORDERGATE_TEST_DATABASE_URL";
 
 /// A server on `database` on a port of its own: in this process, or the
