@@ -2,7 +2,26 @@
 //! one, so a client fixing a catalog sees every problem at once.
 
 use serde::Serialize;
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 use utoipa::ToSchema;
+
+/// What a field holding hidden characters is told.
+pub const HIDDEN_CHARACTERS: &str = "must not contain control or invisible formatting characters (such as bidi overrides or zero-width spaces)";
+
+/// Characters that have no business on a ticket, a menu or a receipt:
+/// controls, and the invisible formatting characters (bidi overrides and
+/// isolates, zero-width spaces and joiners, the byte order mark, line and
+/// paragraph separators) that make text read otherwise than it says —
+/// "no nuts" shown as "stun on".
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c.general_category(),
+            GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct FieldError {
@@ -23,8 +42,8 @@ impl FieldErrors {
     }
 
     /// Checks a free-text field: trimmed length within bounds (in characters,
-    /// not bytes, so Japanese menus get the same limits) and no control
-    /// characters, which have no business on a ticket or a receipt.
+    /// not bytes, so Japanese menus get the same limits) and nothing
+    /// [hidden](is_hidden).
     pub fn text(&mut self, field: &str, value: &str, min: usize, max: usize) {
         let len = value.trim().chars().count();
         if len < min {
@@ -35,8 +54,8 @@ impl FieldErrors {
             }
         } else if value.chars().count() > max {
             self.push(field, format!("must be at most {max} characters"));
-        } else if value.chars().any(char::is_control) {
-            self.push(field, "must not contain control characters");
+        } else if value.chars().any(is_hidden) {
+            self.push(field, HIDDEN_CHARACTERS);
         }
     }
 
@@ -71,6 +90,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn hidden_characters_are_controls_and_invisible_formatting() {
+        for c in [
+            '\u{0}',
+            '\n',
+            '\u{7f}',
+            '\u{202a}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{200b}',
+            '\u{200d}',
+            '\u{200e}',
+            '\u{feff}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{ad}',
+            '\u{e0041}',
+        ] {
+            assert!(is_hidden(c), "{:04x}", c as u32);
+        }
+        for c in ['a', 'カ', '　', ' ', '🍛', 'é', '\u{301}', '！'] {
+            assert!(!is_hidden(c), "{:04x}", c as u32);
+        }
+    }
+
+    #[test]
     fn text_limits_count_characters_not_bytes() {
         let mut errors = FieldErrors::default();
         errors.text("name", "カレーライス", 1, 6);
@@ -78,6 +123,7 @@ mod tests {
         errors.text("name", "カレーライス!", 1, 6);
         errors.text("name", "   ", 1, 6);
         errors.text("name", "a\u{7}b", 1, 6);
+        errors.text("name", "no\u{202e}stun", 1, 10);
         let Err(crate::Rejection::Validation(found)) = errors.finish(()) else {
             panic!("expected validation errors");
         };
@@ -87,7 +133,8 @@ mod tests {
             [
                 "must be at most 6 characters",
                 "must not be empty",
-                "must not contain control characters"
+                HIDDEN_CHARACTERS,
+                HIDDEN_CHARACTERS,
             ]
         );
     }

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::Rejection;
-use crate::validation::FieldErrors;
+use crate::validation::{FieldErrors, HIDDEN_CHARACTERS, is_hidden};
 
 pub const MAX_LINES: usize = 50;
 pub const MAX_QUANTITY: i64 = 99;
@@ -79,8 +79,8 @@ impl OrderRequest {
                 "note",
                 format!("must be at most {MAX_NOTE_CHARS} characters"),
             );
-        } else if note.chars().any(|c| c.is_control() && c != '\n') {
-            errors.push("note", "must not contain control characters");
+        } else if note.chars().any(|c| c != '\n' && is_hidden(c)) {
+            errors.push("note", HIDDEN_CHARACTERS);
         }
         let note = note.trim().to_owned();
         let payload = canonical_payload(&self.items, &note);
