@@ -415,3 +415,44 @@ async fn an_empty_token_is_never_a_credential() {
             .assert_problem(401, "UNAUTHORIZED");
     }
 }
+
+#[tokio::test]
+async fn hidden_formatting_characters_are_refused_in_notes_names_and_labels() {
+    let app = TestApp::spawn().await;
+    let (shop, menu) = app.shop_with_menu().await;
+    let (session, pin) = app.table(&shop, "T1").await;
+    for note in [
+        "no nuts\u{202e}stun",
+        "zero\u{200b}width",
+        "\u{2066}isolate\u{2069}",
+    ] {
+        let order = OrderBody::new().line(&menu.soup, 1).note(note).json();
+        let refused = app
+            .place_order(&session, &pin, "phone", &key(), &order)
+            .await;
+        refused.assert_problem(422, "VALIDATION_FAILED");
+        assert_eq!(refused.invalid_fields(), ["note"]);
+    }
+    let label = TestApp::send(
+        app.staff(Method::POST, &format!("/api/v1/shops/{shop}/sessions"))
+            .json(&json!({"tableLabel": "T\u{200d}2"})),
+    )
+    .await;
+    label.assert_problem(422, "VALIDATION_FAILED");
+    assert_eq!(label.invalid_fields(), ["tableLabel"]);
+    let mut catalog = menu.catalog();
+    catalog["items"][0]["name"] = json!("Curry\u{feff}");
+    let refused = app.put_catalog(&shop, catalog).await;
+    refused.assert_problem(422, "VALIDATION_FAILED");
+    assert_eq!(refused.invalid_fields(), ["items[0].name"]);
+
+    // Nothing was stored; a newline in a note is still fine.
+    assert!(app.orders_of(&session).await.is_empty());
+    let multiline = OrderBody::new()
+        .line(&menu.soup, 1)
+        .note("no onions\nextra spicy")
+        .json();
+    app.place_order(&session, &pin, "phone", &key(), &multiline)
+        .await
+        .assert_order(false);
+}
