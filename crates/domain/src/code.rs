@@ -30,6 +30,7 @@ pub enum ErrorCode {
     ItemUnavailable,
     PinLocked,
     CooldownActive,
+    SessionRateLimited,
     TooManyStreams,
     RequestTimeout,
     HeadersTooLarge,
@@ -39,7 +40,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 32] = [
+    pub const ALL: [ErrorCode; 33] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -66,6 +67,7 @@ impl ErrorCode {
         ErrorCode::ItemUnavailable,
         ErrorCode::PinLocked,
         ErrorCode::CooldownActive,
+        ErrorCode::SessionRateLimited,
         ErrorCode::TooManyStreams,
         ErrorCode::RequestTimeout,
         ErrorCode::HeadersTooLarge,
@@ -102,6 +104,7 @@ impl ErrorCode {
             ErrorCode::ItemUnavailable => "ITEM_UNAVAILABLE",
             ErrorCode::PinLocked => "PIN_LOCKED",
             ErrorCode::CooldownActive => "COOLDOWN_ACTIVE",
+            ErrorCode::SessionRateLimited => "SESSION_RATE_LIMITED",
             ErrorCode::TooManyStreams => "TOO_MANY_STREAMS",
             ErrorCode::RequestTimeout => "REQUEST_TIMEOUT",
             ErrorCode::HeadersTooLarge => "HEADERS_TOO_LARGE",
@@ -138,7 +141,10 @@ impl ErrorCode {
             | ErrorCode::ItemUnavailable => 422,
             ErrorCode::RequestTimeout => 408,
             ErrorCode::HeadersTooLarge => 431,
-            ErrorCode::PinLocked | ErrorCode::CooldownActive | ErrorCode::TooManyStreams => 429,
+            ErrorCode::PinLocked
+            | ErrorCode::CooldownActive
+            | ErrorCode::SessionRateLimited
+            | ErrorCode::TooManyStreams => 429,
             ErrorCode::Internal => 500,
             ErrorCode::Unavailable | ErrorCode::CatalogNotReady => 503,
         }
@@ -172,6 +178,7 @@ impl ErrorCode {
             ErrorCode::ItemUnavailable => "Item no longer available",
             ErrorCode::PinLocked => "Session PIN locked",
             ErrorCode::CooldownActive => "Please wait before ordering again",
+            ErrorCode::SessionRateLimited => "Too many orders at this table",
             ErrorCode::TooManyStreams => "Too many event streams",
             ErrorCode::RequestTimeout => "The request took too long",
             ErrorCode::HeadersTooLarge => "Request headers too large",
@@ -229,6 +236,7 @@ mod tests {
                 ("ITEM_UNAVAILABLE", 422),
                 ("PIN_LOCKED", 429),
                 ("COOLDOWN_ACTIVE", 429),
+                ("SESSION_RATE_LIMITED", 429),
                 ("TOO_MANY_STREAMS", 429),
                 ("REQUEST_TIMEOUT", 408),
                 ("HEADERS_TOO_LARGE", 431),

@@ -32,6 +32,8 @@ pub enum Rejection {
     DuplicatePayload { original: Box<Order> },
     #[error("the client ordered moments ago")]
     CooldownActive { until: Timestamp },
+    #[error("the session placed its most orders for now")]
+    SessionRateLimited { until: Timestamp },
     #[error("the session is busy")]
     SessionBusy,
     #[error("a request with this idempotency key is still in progress")]
@@ -79,6 +81,7 @@ impl Rejection {
             Rejection::SessionClosed => ErrorCode::SessionClosed,
             Rejection::DuplicatePayload { .. } => ErrorCode::DuplicatePayload,
             Rejection::CooldownActive { .. } => ErrorCode::CooldownActive,
+            Rejection::SessionRateLimited { .. } => ErrorCode::SessionRateLimited,
             Rejection::SessionBusy => ErrorCode::SessionBusy,
             Rejection::RequestInProgress => ErrorCode::RequestInProgress,
             Rejection::OutOfStock { .. } => ErrorCode::OutOfStock,

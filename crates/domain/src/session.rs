@@ -4,6 +4,7 @@
 use chrono::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -65,20 +66,58 @@ pub struct Session {
     pub pin_locked_until: Option<DateTime<Utc>>,
 }
 
+/// How a guest shows they are at the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuestProof {
+    /// The session's PIN (`None`: none was sent).
+    Pin(Option<String>),
+    /// A guest token of this session that the caller has verified: it
+    /// stands whatever the PIN's lock says, so other people's wrong guesses
+    /// cannot lock out a party already seated.
+    Token,
+}
+
+/// The window of the per-session order rate: at most the configured number
+/// of guest orders per session within it, whatever device sends them.
+pub const SESSION_ORDER_WINDOW: Duration = Duration::minutes(10);
+
+/// How long a guest token lives, at most: a meal, generously. Checkout
+/// ends it sooner.
+pub const GUEST_TOKEN_LIFETIME: Duration = Duration::hours(12);
+
+/// A fresh guest token: 256 random bits, with a prefix that tells it apart
+/// from other credentials in a log or a secret scanner.
+pub fn generate_guest_token() -> String {
+    format!("og_guest_{}", hex::encode(rand::random::<[u8; 32]>()))
+}
+
+/// The digest a guest token is stored and looked up by; the token itself
+/// is never stored.
+pub fn guest_token_digest(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
 /// A fresh, uniformly random six-digit PIN (leading zeros included).
 pub fn generate_pin() -> String {
     format!("{:06}", rand::random_range(0..1_000_000u32))
 }
 
+/// How guests' credentials for a session are judged.
 #[derive(Debug, Clone, Copy)]
 pub struct PinPolicy {
     pub max_failures: u32,
     pub lockout: Duration,
+    /// How long after checkout guests may still read the session and replay
+    /// old keys; after it, the session is [gone](Session::gone_for_guests).
+    pub closed_grace: Duration,
 }
 
 /// What a guest's PIN attempt means, and what the store must remember.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PinCheck {
+    /// The session was checked out longer ago than its grace: refused
+    /// whatever was given, and nothing judged.
+    Gone,
     /// Right PIN; `reset` when earlier failures must be forgotten.
     Accepted { reset: bool },
     /// No PIN given: refused, but not counted as a guess.
@@ -93,6 +132,25 @@ pub enum PinCheck {
 }
 
 impl Session {
+    /// A closed session whose grace has passed: guests get nothing more
+    /// from it, not even replays, whatever they send.
+    pub fn gone_for_guests(&self, now: Timestamp, grace: Duration) -> bool {
+        self.status == SessionStatus::Closed
+            && self.closed_at.is_some_and(|closed| closed + grace <= now)
+    }
+
+    /// Whether `proof` lets a guest in without anything to record: a
+    /// verified token, or the right PIN with no failures to reset. What
+    /// answers from committed data (replays) may rely on.
+    pub fn admits_as_is(&self, proof: &GuestProof, policy: PinPolicy, now: Timestamp) -> bool {
+        match proof {
+            GuestProof::Token => !self.gone_for_guests(now, policy.closed_grace),
+            GuestProof::Pin(pin) => {
+                self.check_pin(pin.as_deref(), policy, now) == (PinCheck::Accepted { reset: false })
+            }
+        }
+    }
+
     pub fn locked_until(&self, now: Timestamp) -> Option<Timestamp> {
         self.pin_locked_until.filter(|until| *until > now)
     }
@@ -100,6 +158,9 @@ impl Session {
     /// Judges a PIN attempt. The comparison takes the same time wherever the
     /// first wrong digit is, so timing does not leak the PIN digit by digit.
     pub fn check_pin(&self, given: Option<&str>, policy: PinPolicy, now: Timestamp) -> PinCheck {
+        if self.gone_for_guests(now, policy.closed_grace) {
+            return PinCheck::Gone;
+        }
         if let Some(until) = self.locked_until(now) {
             return PinCheck::Locked { until };
         }
@@ -186,6 +247,7 @@ mod tests {
     const POLICY: PinPolicy = PinPolicy {
         max_failures: 3,
         lockout: Duration::seconds(60),
+        closed_grace: Duration::minutes(30),
     };
 
     #[test]
@@ -229,6 +291,47 @@ mod tests {
             s.check_pin(Some("123456"), POLICY, until),
             PinCheck::Accepted { reset: true }
         );
+    }
+
+    #[test]
+    fn a_token_admits_through_a_lock_and_a_closed_session_goes_after_its_grace() {
+        let now = crate::now();
+        let mut s = session("123456");
+        s.pin_locked_until = Some(now + Duration::seconds(30));
+        assert!(s.admits_as_is(&GuestProof::Token, POLICY, now));
+        assert!(!s.admits_as_is(&GuestProof::Pin(Some("123456".into())), POLICY, now));
+        s.pin_locked_until = None;
+        s.pin_failures = 1;
+        assert!(
+            !s.admits_as_is(&GuestProof::Pin(Some("123456".into())), POLICY, now),
+            "a failure to reset is a write"
+        );
+
+        let grace = POLICY.closed_grace;
+        assert!(!s.gone_for_guests(now, grace));
+        s.status = SessionStatus::Closed;
+        s.closed_at = Some(now);
+        s.pin_failures = 0;
+        let right = Some("123456");
+        let within = now + grace - Duration::seconds(1);
+        assert!(!s.gone_for_guests(within, grace));
+        assert_eq!(
+            s.check_pin(right, POLICY, within),
+            PinCheck::Accepted { reset: false }
+        );
+        assert!(s.admits_as_is(&GuestProof::Token, POLICY, within));
+        assert!(s.gone_for_guests(now + grace, grace));
+        assert_eq!(s.check_pin(right, POLICY, now + grace), PinCheck::Gone);
+        assert!(!s.admits_as_is(&GuestProof::Token, POLICY, now + grace));
+    }
+
+    #[test]
+    fn guest_tokens_are_long_random_and_stored_as_digests() {
+        let token = generate_guest_token();
+        assert!(token.starts_with("og_guest_") && token.len() == 9 + 64);
+        assert_ne!(token, generate_guest_token());
+        assert_eq!(guest_token_digest(&token), guest_token_digest(&token));
+        assert!(!guest_token_digest(&token).contains(&token[9..]));
     }
 
     #[test]

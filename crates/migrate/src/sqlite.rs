@@ -120,10 +120,10 @@ mod tests {
         let server = Connection::open(&path).unwrap();
         server.pragma_update(None, "journal_mode", "wal").unwrap();
         server
-            .execute_batch(
+            .execute_batch(&format!(
                 "create table shops (shop_id text primary key);
-                 pragma user_version = 2;",
-            )
+                 pragma user_version = {SQLITE_SCHEMA_VERSION};"
+            ))
             .unwrap();
         // Idle, as a server between requests is.
         let refused = open_exclusive(&path).unwrap_err().to_string();

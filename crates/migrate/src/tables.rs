@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 2;
+pub const SQLITE_SCHEMA_VERSION: i64 = 3;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]
@@ -33,7 +33,7 @@ const fn table(name: &'static str) -> Table {
 
 /// Every table of the SQLite schema, parents before children. The
 /// PostgreSQL-only `event_counters` is derived from `events` afterwards.
-pub(crate) const TABLES: [Table; 11] = [
+pub(crate) const TABLES: [Table; 12] = [
     table("shops"),
     table("menu_items"),
     table("toppings"),
@@ -50,11 +50,16 @@ pub(crate) const TABLES: [Table; 11] = [
         expiring: true,
         ..table("idempotency_keys")
     },
+    // Live tokens are copied: a party seated during the move stays in.
+    Table {
+        expiring: true,
+        ..table("guest_tokens")
+    },
     table("audit_log"),
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 12] = [
+pub(crate) const PG_TABLES: [&str; 13] = [
     "shops",
     "menu_items",
     "toppings",
@@ -66,6 +71,7 @@ pub(crate) const PG_TABLES: [&str; 12] = [
     "event_counters",
     "events",
     "idempotency_keys",
+    "guest_tokens",
     "audit_log",
 ];
 

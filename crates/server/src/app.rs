@@ -28,7 +28,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::extract::MAX_BODY_BYTES;
 use crate::hub::Hub;
 use crate::idempotency::InFlight;
-use crate::limits::Limits;
+use crate::limits::{Limits, PARSER_MAX_HEADER_FIELDS};
 use crate::menu_cache::MenuCache;
 use crate::metrics::Metrics;
 use crate::{openapi, routes};
@@ -249,7 +249,7 @@ pub async fn serve(
     if settings.staff_token.is_none() {
         tracing::warn!("no staff token configured: every staff endpoint will answer 401");
     }
-    let purge = tokio::spawn(purge_expired(Arc::clone(&store)));
+    let purge = tokio::spawn(purge_expired(Arc::clone(&store), settings.clone()));
     let (app, hub) = build(&settings, store, bound);
     println!("listening on http://{bound}");
     let shutdown = async move {
@@ -268,7 +268,8 @@ pub async fn serve(
 async fn accept(listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_headers(PARSER_MAX_HEADER_FIELDS);
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
@@ -306,16 +307,44 @@ async fn accept(listener: TcpListener, app: Router, shutdown: impl Future<Output
     graceful.shutdown().await;
 }
 
-/// Forgets expired idempotency records every minute, so the table holds one
-/// TTL's worth of keys however long the server runs.
-async fn purge_expired(store: Arc<dyn Store>) {
+/// Audit rows one purge transaction deletes at most: short enough not to
+/// hold up orders on SQLite's single writer.
+const AUDIT_PURGE_BATCH: u32 = 5_000;
+
+/// Every minute: forgets expired idempotency records and guest tokens, so
+/// the tables hold one lifetime's worth however long the server runs, and
+/// deletes audit rows past `--audit-retention-days`.
+async fn purge_expired(store: Arc<dyn Store>, settings: Settings) {
     let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
     loop {
         every_minute.tick().await;
-        match store.purge_expired(ordergate_domain::now()).await {
+        let now = ordergate_domain::now();
+        match store.purge_expired(now).await {
             Ok(0) => {}
-            Ok(purged) => tracing::info!(purged, "expired idempotency records purged"),
+            Ok(purged) => tracing::info!(
+                purged,
+                "expired idempotency records and guest tokens purged"
+            ),
             Err(e) => tracing::warn!(error = %e, "purging expired idempotency records failed"),
+        }
+        let cutoff = settings.audit_cutoff(now);
+        let mut purged = 0;
+        loop {
+            match store.purge_audit(cutoff, AUDIT_PURGE_BATCH).await {
+                Ok(batch) => {
+                    purged += batch;
+                    if batch < u64::from(AUDIT_PURGE_BATCH) {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "purging old audit rows failed");
+                    break;
+                }
+            }
+        }
+        if purged > 0 {
+            tracing::info!(purged, %cutoff, "audit rows past their retention purged");
         }
     }
 }

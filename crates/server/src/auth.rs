@@ -1,13 +1,14 @@
-//! Who is calling: staff (bearer token) or the guests of one table session
-//! (its PIN).
+//! Who is calling: staff (the staff token) or the guests of one table
+//! session (one of its guest tokens, or its PIN).
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
-use ordergate_domain::Rejection;
-use ordergate_domain::session::Session;
-use ordergate_store::PinOutcome;
+use ordergate_domain::session::{Session, SessionStatus, guest_token_digest};
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::{PinOutcome, StoreResult};
 use sha2::{Digest, Sha256};
+use std::future::Future;
 use std::net::IpAddr;
 use subtle::ConstantTimeEq;
 
@@ -38,6 +39,12 @@ pub struct StaffToken(Option<Secret>);
 impl StaffToken {
     pub fn new(token: Option<&str>) -> StaffToken {
         StaffToken(token.map(Secret::new))
+    }
+
+    pub fn matches(&self, given: &str) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|expected| expected.matches(given))
     }
 
     pub fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
@@ -123,8 +130,61 @@ pub enum Principal {
     Guest,
 }
 
-/// Authorises a call on one session: staff when an `Authorization` header is
-/// present, otherwise the session's guests by PIN. Unknown sessions are 404
+/// What a call about one session carries to prove who it is. The PIN, when
+/// sent, decides; otherwise the bearer token, which is the staff token or
+/// one of the session's guest tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential<'a> {
+    Pin(Option<&'a str>),
+    Bearer(&'a str),
+    /// An `Authorization` header that is no bearer token at all.
+    Malformed,
+}
+
+impl<'a> Credential<'a> {
+    pub fn of(headers: &'a HeaderMap) -> Credential<'a> {
+        if let Some(pin) = headers.get(PIN_HEADER) {
+            return Credential::Pin(Some(pin.to_str().unwrap_or_default()));
+        }
+        match bearer(headers) {
+            Some(token) => Credential::Bearer(token),
+            None if headers.contains_key(header::AUTHORIZATION) => Credential::Malformed,
+            None => Credential::Pin(None),
+        }
+    }
+}
+
+/// The session a guest token opens, when it is the one in the path. A
+/// token that opens nothing here is 401; but the path's session decides
+/// first when it does not exist (404) or was checked out (410: the tokens
+/// died with it).
+pub async fn check_guest_token(
+    state: &AppState,
+    session_id: Uuid,
+    token: &str,
+) -> Result<Session, ApiError> {
+    let now = ordergate_domain::now();
+    let digest = guest_token_digest(token);
+    let store = state.store();
+    if let Some(session) = store.guest_token_session(&digest, now).await?
+        && session.session_id == session_id
+    {
+        return Ok(session);
+    }
+    match store.get_session(session_id).await? {
+        None => Err(ApiError::not_found("session")),
+        Some(session) if session.status == SessionStatus::Closed => {
+            Err(Rejection::SessionClosed.into())
+        }
+        Some(_) => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "this token is not valid for this table: send the table's PIN instead",
+        )),
+    }
+}
+
+/// Authorises a call on one session: staff by the staff token, the
+/// session's guests by a guest token or the PIN. Unknown sessions are 404
 /// before any PIN is judged.
 pub async fn session_access(
     state: &AppState,
@@ -132,41 +192,64 @@ pub async fn session_access(
     address: IpAddr,
     session_id: Uuid,
 ) -> Result<(Session, Principal), ApiError> {
-    if headers.contains_key(header::AUTHORIZATION) {
-        state.staff_token().check(headers)?;
-        let session = state
-            .store()
-            .get_session(session_id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("session"))?;
-        return Ok((session, Principal::Staff));
+    match Credential::of(headers) {
+        Credential::Bearer(token) if state.staff_token().matches(token) => {
+            let session = state
+                .store()
+                .get_session(session_id)
+                .await?
+                .ok_or_else(|| ApiError::not_found("session"))?;
+            Ok((session, Principal::Staff))
+        }
+        Credential::Bearer(token) => {
+            let session = check_guest_token(state, session_id, token).await?;
+            Ok((session, Principal::Guest))
+        }
+        Credential::Malformed => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "send Authorization: Bearer <token>, or the table's PIN in X-Session-PIN",
+        )),
+        Credential::Pin(pin) => {
+            let session = judge_pin(state, address, session_id, pin).await?;
+            Ok((session, Principal::Guest))
+        }
     }
-    let pin = headers
-        .get(PIN_HEADER)
-        .map(|v| v.to_str().unwrap_or_default());
-    let session = judge_pin(state, address, session_id, pin).await?;
-    Ok((session, Principal::Guest))
 }
 
 /// Judges a guest's PIN for a session, under both locks: the table's (a few
 /// wrong PINs lock it) and the address's (a sweep over many tables from one
-/// address is stopped too). A missing PIN is refused without being judged.
+/// address is stopped too). A missing PIN is refused without being judged;
+/// so is any PIN for a session checked out longer ago than its grace.
 pub async fn judge_pin(
     state: &AppState,
     address: IpAddr,
     session_id: Uuid,
     pin: Option<&str>,
 ) -> Result<Session, ApiError> {
+    let policy = state.pin_policy();
+    judge_pin_with(state, address, session_id, pin, |now| {
+        state.store().verify_pin(session_id, pin, policy, now)
+    })
+    .await
+}
+
+/// [`judge_pin`], with the store call that judges and records the attempt
+/// (and whatever it records with it) given by the caller.
+pub async fn judge_pin_with<Fut>(
+    state: &AppState,
+    address: IpAddr,
+    session_id: Uuid,
+    pin: Option<&str>,
+    verify: impl FnOnce(Timestamp) -> Fut,
+) -> Result<Session, ApiError>
+where
+    Fut: Future<Output = StoreResult<PinOutcome>>,
+{
     let attempt = match pin {
         Some(pin) => Some(state.limits().pin_attempt(address, session_id, pin).await?),
         None => None,
     };
-    let now = ordergate_domain::now();
-    let outcome = state
-        .store()
-        .verify_pin(session_id, pin, state.pin_policy(), now)
-        .await?;
-    match outcome {
+    match verify(ordergate_domain::now()).await? {
         PinOutcome::Accepted(session) => {
             if let Some(attempt) = attempt {
                 attempt.right(state.limits());
@@ -180,6 +263,7 @@ pub async fn judge_pin(
             Err(Rejection::PinInvalid.into())
         }
         PinOutcome::Locked { until } => Err(Rejection::PinLocked { until }.into()),
+        PinOutcome::Gone => Err(Rejection::SessionClosed.into()),
     }
 }
 

@@ -64,6 +64,23 @@ pub struct Settings {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub pin_lockout_secs: u32,
 
+    /// Accepted guest orders one session may place per 10 minutes, whatever the device (0: off).
+    #[arg(long, env = "ORDERGATE_SESSION_ORDER_LIMIT", default_value_t = 60)]
+    pub session_order_limit: u32,
+
+    /// How long after checkout guests may still read their session and replay old keys.
+    #[arg(
+        long,
+        env = "ORDERGATE_CLOSED_SESSION_GRACE_SECS",
+        default_value_t = 1800
+    )]
+    pub closed_session_grace_secs: u32,
+
+    /// Audit rows older than this are purged.
+    #[arg(long, env = "ORDERGATE_AUDIT_RETENTION_DAYS", default_value_t = 90,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub audit_retention_days: u32,
+
     /// Longest a request may take to arrive and be answered (event streams excepted).
     #[arg(long, env = "ORDERGATE_REQUEST_TIMEOUT_SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -98,6 +115,9 @@ impl Settings {
             inflight_wait_ms: 2000,
             pin_max_failures: 5,
             pin_lockout_secs: 300,
+            session_order_limit: 60,
+            closed_session_grace_secs: 1800,
+            audit_retention_days: 90,
             request_timeout_secs: 30,
             trusted_proxies: Vec::new(),
         }
@@ -129,6 +149,7 @@ impl Settings {
         PinPolicy {
             max_failures: self.pin_max_failures,
             lockout: Duration::seconds(i64::from(self.pin_lockout_secs)),
+            closed_grace: Duration::seconds(i64::from(self.closed_session_grace_secs)),
         }
     }
 
@@ -139,6 +160,7 @@ impl Settings {
             pin_policy: self.pin_policy(),
             duplicate_window: Duration::seconds(i64::from(self.duplicate_window_secs)),
             cooldown: Duration::milliseconds(i64::from(self.client_cooldown_ms)),
+            session_order_limit: self.session_order_limit,
             busy_deadline,
         }
     }
@@ -149,6 +171,11 @@ impl Settings {
         now: ordergate_domain::Timestamp,
     ) -> ordergate_domain::Timestamp {
         now + Duration::seconds(i64::from(self.idempotency_ttl_secs))
+    }
+
+    /// Audit rows recorded before this are purged.
+    pub fn audit_cutoff(&self, now: ordergate_domain::Timestamp) -> ordergate_domain::Timestamp {
+        now - Duration::days(i64::from(self.audit_retention_days))
     }
 
     pub fn request_timeout(&self) -> std::time::Duration {

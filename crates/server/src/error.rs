@@ -127,6 +127,11 @@ impl From<Rejection> for ApiError {
                 ApiError::new(code, "this device just placed an order; wait a moment")
                     .retry_after(seconds_until(until))
             }
+            Rejection::SessionRateLimited { until } => ApiError::new(
+                code,
+                "this table has placed as many orders as it may for now; ask staff, or wait",
+            )
+            .retry_after(seconds_until(until)),
             Rejection::RequestInProgress => ApiError::new(
                 code,
                 "a request with this Idempotency-Key is still being processed; retry in a moment",

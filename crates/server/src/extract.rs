@@ -8,8 +8,11 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, ErrorCode};
 
-/// Most a request body may carry; the whole API fits in far less.
+/// Most a request body may carry; every request but a catalog fits in far less.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
+/// Most a catalog PUT may carry: a 500-item menu with option groups in
+/// three languages.
+pub const MAX_CATALOG_BYTES: usize = 2 * 1024 * 1024;
 
 /// A JSON body: 415 without a JSON content type, 413 past the size limit,
 /// 400 when it does not parse into `T` (syntax, types, unknown fields).
@@ -34,7 +37,11 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
     match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             ErrorCode::PayloadTooLarge,
-            format!("request bodies are limited to {MAX_BODY_BYTES} bytes"),
+            format!(
+                "the body is too large: {} KiB at most ({} MiB for a catalog)",
+                MAX_BODY_BYTES / 1024,
+                MAX_CATALOG_BYTES / (1024 * 1024)
+            ),
         ),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::new(
             ErrorCode::UnsupportedMediaType,

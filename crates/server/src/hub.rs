@@ -41,6 +41,7 @@ pub struct Frame {
     pub event_id: i64,
     pub session_id: Option<Uuid>,
     is_stock: bool,
+    closes_session: bool,
     pub bytes: Bytes,
 }
 
@@ -55,6 +56,7 @@ impl Frame {
             event_id: event.event_id,
             session_id: event.session_id,
             is_stock: event.event_type == ordergate_domain::events::STOCK_CHANGED,
+            closes_session: event.event_type == ordergate_domain::events::SESSION_CLOSED,
             bytes: wire.encode(),
         }
     }
@@ -99,6 +101,16 @@ impl Audience {
         match self {
             Audience::Staff => true,
             Audience::Guests(session_id) => frame.is_stock || frame.session_id == Some(session_id),
+        }
+    }
+
+    /// A table's stream ends with its checkout: nothing more can come.
+    fn ends_with(self, frame: &Frame) -> bool {
+        match self {
+            Audience::Staff => false,
+            Audience::Guests(session_id) => {
+                frame.closes_session && frame.session_id == Some(session_id)
+            }
         }
     }
 }
@@ -316,6 +328,9 @@ async fn pump(
                         .await
                         .is_err()
                 {
+                    return;
+                }
+                if audience.ends_with(&frame) {
                     return;
                 }
             }

@@ -29,6 +29,12 @@ pub const STREAMS_PER_SESSION: usize = 8;
 pub const STREAMS_PER_ADDRESS: usize = 64;
 /// Total size of a request's header names and values.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Header fields a request may carry (browsers send a few dozen).
+pub const MAX_HEADER_FIELDS: usize = 100;
+/// Header fields the HTTP parser takes before it refuses a request itself,
+/// with a bare 431 the app never sees: far above [`MAX_HEADER_FIELDS`], so
+/// that every realistic refusal is the app's own problem+json.
+pub const PARSER_MAX_HEADER_FIELDS: usize = 1024;
 
 /// One address's wrong-PIN allowance for the current window. A guess holds
 /// one unit while it is judged and gives it back when the PIN was right; a
@@ -216,10 +222,13 @@ pub async fn bound_requests(
         .iter()
         .map(|(name, value)| name.as_str().len() + value.len())
         .sum();
-    if header_bytes > MAX_HEADER_BYTES {
+    if header_bytes > MAX_HEADER_BYTES || request.headers().len() > MAX_HEADER_FIELDS {
         return ApiError::new(
             ErrorCode::HeadersTooLarge,
-            format!("request headers may total at most {MAX_HEADER_BYTES} bytes"),
+            format!(
+                "request headers may total at most {MAX_HEADER_BYTES} bytes in at most \
+                 {MAX_HEADER_FIELDS} fields"
+            ),
         )
         .into_response();
     }

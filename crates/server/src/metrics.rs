@@ -34,6 +34,11 @@ struct ShopLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct CodeLabels {
+    code: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct RejectionLabels {
     shop_id: String,
     code: String,
@@ -48,6 +53,7 @@ pub struct Metrics {
     orders_placed: Family<ShopLabels, Counter>,
     order_replays: Family<ShopLabels, Counter>,
     order_rejections: Family<RejectionLabels, Counter>,
+    unaudited_refusals: Family<CodeLabels, Counter>,
     out_of_stock: Family<ShopLabels, Counter>,
     sse_subscribers: Family<ShopLabels, Gauge>,
     menu_cache_misses: Family<ShopLabels, Counter>,
@@ -97,6 +103,14 @@ impl Default for Metrics {
             "Order POSTs refused, by error code",
             order_rejections.clone(),
         );
+        let unaudited_refusals = Family::<CodeLabels, Counter>::default();
+        registry.register(
+            "order_refusals_unaudited",
+            "Order POSTs refused before their credentials were judged (no PIN, a bad \
+             token, a locked PIN, an unknown or long-closed session), which the audit \
+             log does not keep, by error code",
+            unaudited_refusals.clone(),
+        );
         let sse_subscribers = Family::<ShopLabels, Gauge>::default();
         registry.register(
             "sse_subscribers",
@@ -110,6 +124,7 @@ impl Default for Metrics {
             orders_placed,
             order_replays,
             order_rejections,
+            unaudited_refusals,
             out_of_stock,
             sse_subscribers,
             menu_cache_misses,
@@ -150,6 +165,13 @@ impl Metrics {
         if code == "OUT_OF_STOCK" {
             self.out_of_stock.get_or_create(&shop(shop_id)).inc();
         }
+    }
+
+    pub fn order_refused_unaudited(&self, code: &str) {
+        let labels = CodeLabels {
+            code: code.to_owned(),
+        };
+        self.unaudited_refusals.get_or_create(&labels).inc();
     }
 
     pub fn menu_cache_miss(&self, shop_id: Uuid) {

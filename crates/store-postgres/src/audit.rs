@@ -1,3 +1,4 @@
+use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::paging::Limit;
 use sqlx::Row;
@@ -84,4 +85,21 @@ pub(crate) async fn list(
     })
     .fetch_all(conn)
     .await?)
+}
+
+/// Deletes up to `batch` of the rows recorded before `before`.
+pub(crate) async fn purge(
+    conn: &mut PgConnection,
+    before: Timestamp,
+    batch: u32,
+) -> Result<u64, PgError> {
+    Ok(sqlx::query(
+        "delete from audit_log where (shop_id, audit_id) in
+             (select shop_id, audit_id from audit_log where created_at < $1 limit $2)",
+    )
+    .bind(before)
+    .bind(i64::from(batch))
+    .execute(conn)
+    .await?
+    .rows_affected())
 }

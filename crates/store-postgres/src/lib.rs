@@ -43,12 +43,12 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{Bill, GuestProof, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, MenuSource, Ordered, PinOutcome, PlaceOrder, Replay, StaffWrite,
-    Store, StoreError, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PinOutcome, PlaceOrder, Replay,
+    StaffWrite, Store, StoreError, StoreResult,
 };
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, Postgres};
 use sqlx::{Executor, Transaction};
@@ -323,6 +323,27 @@ impl Store for PgStore {
         Ok(self.finish(tx, result).await?.0)
     }
 
+    async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session> {
+        let mut tx = self.begin().await?;
+        let result = sessions::unlock_pin(&mut tx, session_id).await;
+        self.finish(tx, result).await
+    }
+
+    async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome> {
+        let mut tx = self.begin().await?;
+        let result = sessions::grant_guest_access(&mut tx, &grant).await;
+        self.finish(tx, result).await
+    }
+
+    async fn guest_token_session(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<Session>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(sessions::guest_token_session(&mut conn, token_digest, now).await?)
+    }
+
     async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
         let now = ordergate_domain::now();
         let mut tx = self.begin().await?;
@@ -398,13 +419,13 @@ impl Store for PgStore {
     async fn committed_replay(
         &self,
         session_id: Uuid,
-        pin: &str,
+        proof: &GuestProof,
         claim: &Claim,
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
-        Ok(place::committed_replay(&mut conn, session_id, pin, claim, policy, now).await?)
+        Ok(place::committed_replay(&mut conn, session_id, proof, claim, policy, now).await?)
     }
 
     /// Inserts the row and commits before returning (a single statement in
@@ -433,7 +454,13 @@ impl Store for PgStore {
 
     async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
-        Ok(idempotency::purge(&mut conn, now).await?)
+        let keys = idempotency::purge(&mut conn, now).await?;
+        Ok(keys + sessions::purge_expired_tokens(&mut conn, now).await?)
+    }
+
+    async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(audit::purge(&mut conn, before, batch).await?)
     }
 }
 

@@ -19,10 +19,12 @@ use ordergate_domain::order::{
     ItemLookup, Order, OrderReceipt, OrderSource, OrderStatus, Shortage, price_lines, stock_needed,
     ticket_day,
 };
-use ordergate_domain::session::{PinCheck, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{
+    GuestProof, PinPolicy, SESSION_ORDER_WINDOW, Session, SessionStatus,
+};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Caller, Claim, Ordered, PinOutcome, PlaceOrder, Placed, Replay, StoredResponse,
+    Caller, Claim, Decided, Ordered, PinOutcome, PlaceOrder, Placed, Replay, StoredResponse,
 };
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
@@ -68,30 +70,36 @@ pub(crate) async fn place(
     let Some(session) = sessions::lock(tx, cmd.session_id).await? else {
         return Err(Rejection::NotFound("session").into());
     };
-    let decided = decide(tx, cmd, &session).await?;
-    let entry = match &decided {
-        Ok(placed) => AuditEntry {
-            at: cmd.now,
-            session_id: session.session_id,
-            request_id: cmd.request_id.clone(),
-            client_id: client_id(cmd).map(str::to_owned),
-            status: placed.response.status,
-            code: if placed.replayed { REPLAYED } else { ACCEPTED }.to_owned(),
-            idempotent_replay: placed.replayed,
-            order_id: Some(placed.order_id),
-        },
-        Err(rejection) => AuditEntry::refused(
-            cmd.now,
-            session.session_id,
-            &cmd.request_id,
-            client_id(cmd),
-            rejection.code(),
-        ),
+    let (outcome, audited) = match decide(tx, cmd, &session).await? {
+        Decided::Judged(outcome) => (outcome, true),
+        Decided::Unjudged(rejection) => (Err(rejection), false),
     };
-    audit::append(tx.conn(), session.shop_id, &entry).await?;
+    if audited {
+        let entry = match &outcome {
+            Ok(placed) => AuditEntry {
+                at: cmd.now,
+                session_id: session.session_id,
+                request_id: cmd.request_id.clone(),
+                client_id: client_id(cmd).map(str::to_owned),
+                status: placed.response.status,
+                code: if placed.replayed { REPLAYED } else { ACCEPTED }.to_owned(),
+                idempotent_replay: placed.replayed,
+                order_id: Some(placed.order_id),
+            },
+            Err(rejection) => AuditEntry::refused(
+                cmd.now,
+                session.session_id,
+                &cmd.request_id,
+                client_id(cmd),
+                rejection.code(),
+            ),
+        };
+        audit::append(tx.conn(), session.shop_id, &entry).await?;
+    }
     Ok(Ordered {
         shop_id: session.shop_id,
-        outcome: decided,
+        outcome,
+        audited,
     })
 }
 
@@ -116,6 +124,7 @@ pub(crate) async fn gave_up(
     Ok(Ordered {
         shop_id: session.shop_id,
         outcome: Err(rejection),
+        audited: true,
     })
 }
 
@@ -125,7 +134,7 @@ pub(crate) async fn gave_up(
 pub(crate) async fn committed_replay(
     conn: &mut PgConnection,
     session_id: Uuid,
-    pin: &str,
+    proof: &GuestProof,
     claim: &Claim,
     policy: PinPolicy,
     now: Timestamp,
@@ -133,7 +142,7 @@ pub(crate) async fn committed_replay(
     let Some(session) = sessions::find(conn, session_id).await? else {
         return Ok(None);
     };
-    if session.check_pin(Some(pin), policy, now) != (PinCheck::Accepted { reset: false }) {
+    if !session.admits_as_is(proof, policy, now) {
         return Ok(None);
     }
     let Lookup::Replay(response) = idempotency::lookup(conn, claim, now).await? else {
@@ -149,35 +158,39 @@ pub(crate) async fn committed_replay(
 /// Steps 1–8 of the contract, in its order, under the session lock.
 /// Nothing is written before the last check passes, except a wrong PIN's
 /// count.
-async fn decide(
-    tx: &mut Tx,
-    cmd: &PlaceOrder,
-    session: &Session,
-) -> Result<Result<Placed, Rejection>, PgError> {
-    if let Caller::Guest { pin, .. } = &cmd.caller {
+async fn decide(tx: &mut Tx, cmd: &PlaceOrder, session: &Session) -> Result<Decided, PgError> {
+    if let Caller::Guest {
+        proof: GuestProof::Pin(pin),
+        ..
+    } = &cmd.caller
+    {
         let policy = cmd.rules.pin_policy;
         match sessions::judge_pin(tx, session, pin.as_deref(), policy, cmd.now).await? {
             PinOutcome::Accepted(_) => {}
-            PinOutcome::Invalid => return Ok(Err(Rejection::PinInvalid)),
-            PinOutcome::Locked { until } => return Ok(Err(Rejection::PinLocked { until })),
+            PinOutcome::Invalid => return Ok(Err(Rejection::PinInvalid).into()),
+            PinOutcome::Locked { until } => {
+                return Ok(Decided::Unjudged(Rejection::PinLocked { until }));
+            }
+            PinOutcome::Gone => return Ok(Decided::Unjudged(Rejection::SessionClosed)),
         }
     }
     if let Some(claim) = &cmd.claim {
         match idempotency::lookup(tx.conn(), claim, cmd.now).await? {
             Lookup::Absent => {}
-            Lookup::Mismatch => return Ok(Err(Rejection::IdempotencyKeyReused)),
+            Lookup::Mismatch => return Ok(Err(Rejection::IdempotencyKeyReused).into()),
             Lookup::Replay(response) => {
                 let order_id = receipt_order_id(&response)?;
                 return Ok(Ok(Placed {
                     order_id,
                     response,
                     replayed: true,
-                }));
+                })
+                .into());
             }
         }
     }
     if session.status == SessionStatus::Closed {
-        return Ok(Err(Rejection::SessionClosed));
+        return Ok(Err(Rejection::SessionClosed).into());
     }
     if let Caller::Guest { client_id, .. } = &cmd.caller {
         let window = cmd.rules.duplicate_window;
@@ -198,7 +211,8 @@ async fn decide(
             if let Some(original) = original {
                 return Ok(Err(Rejection::DuplicatePayload {
                     original: Box::new(original),
-                }));
+                })
+                .into());
             }
         }
         let cooldown = cmd.rules.cooldown;
@@ -214,14 +228,33 @@ async fn decide(
                 .map(|last| last + cooldown)
                 .filter(|until| *until > cmd.now);
             if let Some(until) = until {
-                return Ok(Err(Rejection::CooldownActive { until }));
+                return Ok(Err(Rejection::CooldownActive { until }).into());
+            }
+        }
+        let limit = cmd.rules.session_order_limit;
+        if limit > 0 {
+            // The limit-th newest guest order in the window: while there is
+            // one, the window is full until it leaves.
+            let nth: Option<Timestamp> = sqlx::query_scalar(
+                "select created_at from orders
+                 where session_id = $1 and source = 'guest' and created_at > $2
+                 order by created_at desc limit 1 offset $3",
+            )
+            .bind(session.session_id)
+            .bind(cmd.now - SESSION_ORDER_WINDOW)
+            .bind(i64::from(limit - 1))
+            .fetch_optional(tx.conn())
+            .await?;
+            if let Some(nth) = nth {
+                let until = nth + SESSION_ORDER_WINDOW;
+                return Ok(Err(Rejection::SessionRateLimited { until }).into());
             }
         }
     }
     if Instant::now() > cmd.rules.busy_deadline {
-        return Ok(Err(Rejection::SessionBusy));
+        return Ok(Err(Rejection::SessionBusy).into());
     }
-    commit(tx, cmd, session).await
+    Ok(commit(tx, cmd, session).await?.into())
 }
 
 fn receipt_order_id(response: &StoredResponse) -> Result<Uuid, PgError> {

@@ -1,11 +1,11 @@
 //! Table sessions: opening (one active session per table), PIN attempts,
-//! checkout.
+//! guest tokens, unlocking, checkout.
 
 use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::PinOutcome;
+use ordergate_store::{GuestGrant, PinOutcome};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
@@ -186,7 +186,77 @@ pub(crate) async fn judge_pin(
             PinOutcome::Invalid
         }
         PinCheck::Locked { until } => PinOutcome::Locked { until },
+        PinCheck::Gone => PinOutcome::Gone,
     })
+}
+
+pub(crate) async fn unlock_pin(tx: &mut Tx, session_id: Uuid) -> Result<Session, PgError> {
+    let session = require_locked(tx, session_id).await?;
+    record_failures(tx, session_id, 0, None).await?;
+    Ok(Session {
+        pin_failures: 0,
+        pin_locked_until: None,
+        ..session
+    })
+}
+
+/// Judges the PIN and, when it is accepted on an active session, records
+/// the guest token in the same transaction.
+pub(crate) async fn grant_guest_access(
+    tx: &mut Tx,
+    grant: &GuestGrant,
+) -> Result<PinOutcome, PgError> {
+    let session = require_locked(tx, grant.session_id).await?;
+    let outcome = judge_pin(tx, &session, grant.pin.as_deref(), grant.policy, grant.now).await?;
+    if let PinOutcome::Accepted(session) = &outcome
+        && session.status == SessionStatus::Active
+    {
+        sqlx::query(
+            "insert into guest_tokens (token_digest, shop_id, session_id, created_at, expires_at)
+             values ($1, $2, $3, $4, $5)",
+        )
+        .bind(&grant.token_digest)
+        .bind(session.shop_id)
+        .bind(session.session_id)
+        .bind(grant.now)
+        .bind(grant.expires_at)
+        .execute(tx.conn())
+        .await?;
+    }
+    Ok(outcome)
+}
+
+pub(crate) async fn guest_token_session(
+    conn: &mut PgConnection,
+    token_digest: &str,
+    now: Timestamp,
+) -> Result<Option<Session>, PgError> {
+    Ok(sqlx::query(concat!(
+        "select ",
+        columns!(),
+        " from table_sessions
+         where session_id = (select session_id from guest_tokens
+                             where token_digest = $1 and expires_at > $2)
+           and status = 'active'"
+    ))
+    .bind(token_digest)
+    .bind(now)
+    .try_map(from_row)
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub(crate) async fn purge_expired_tokens(
+    conn: &mut PgConnection,
+    now: Timestamp,
+) -> Result<u64, PgError> {
+    Ok(
+        sqlx::query("delete from guest_tokens where expires_at <= $1")
+            .bind(now)
+            .execute(conn)
+            .await?
+            .rows_affected(),
+    )
 }
 
 async fn record_failures(
@@ -225,6 +295,10 @@ pub(crate) async fn checkout(
             .bind(now)
             .execute(tx.conn())
             .await?;
+            sqlx::query("delete from guest_tokens where session_id = $1")
+                .bind(session_id)
+                .execute(tx.conn())
+                .await?;
             let closed = SessionChanged::from(&Session {
                 status: SessionStatus::Closed,
                 closed_at: Some(now),

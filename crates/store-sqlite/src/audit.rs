@@ -1,3 +1,4 @@
+use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::paging::Limit;
 use rusqlite::{Connection, params};
@@ -58,4 +59,15 @@ pub(crate) fn list(
         })?
         .collect::<Result<_, _>>()?;
     Ok(entries)
+}
+
+/// Deletes up to `batch` of the oldest rows recorded before `before`.
+pub(crate) fn purge(conn: &Connection, before: Timestamp, batch: u32) -> Result<u64, SqliteError> {
+    let purged = conn
+        .prepare_cached(
+            "delete from audit_log where audit_id in
+                 (select audit_id from audit_log where created_at < ?1 limit ?2)",
+        )?
+        .execute(params![millis(before), batch])?;
+    Ok(purged as u64)
 }

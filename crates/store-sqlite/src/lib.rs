@@ -33,12 +33,12 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{Bill, GuestProof, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, MenuSource, Ordered, PinOutcome, PlaceOrder, Replay, StaffWrite,
-    Store, StoreError, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PinOutcome, PlaceOrder, Replay,
+    StaffWrite, Store, StoreError, StoreResult,
 };
 use rusqlite::{Connection, Transaction};
 use rusqlite_migration::{M, Migrations};
@@ -57,6 +57,7 @@ fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("../migrations/0001_foundation.sql")),
         M::up(include_str!("../migrations/0002_exactly_once.sql")),
+        M::up(include_str!("../migrations/0003_guest_access.sql")),
     ])
 }
 
@@ -341,6 +342,26 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session> {
+        self.write(move |tx| sessions::unlock_pin(tx, session_id))
+            .await
+    }
+
+    async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome> {
+        self.write(move |tx| sessions::grant_guest_access(tx, &grant))
+            .await
+    }
+
+    async fn guest_token_session(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<Session>> {
+        let token_digest = token_digest.to_owned();
+        self.read(move |tx| sessions::guest_token_session(tx, &token_digest, now))
+            .await
+    }
+
     async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
         let now = ordergate_domain::now();
         self.write(move |conn| {
@@ -442,19 +463,19 @@ impl Store for SqliteStore {
     async fn committed_replay(
         &self,
         session_id: Uuid,
-        pin: &str,
+        proof: &GuestProof,
         claim: &Claim,
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
-        if let Some(replay) = self.replays.find(session_id, pin, claim, policy, now) {
+        if let Some(replay) = self.replays.find(session_id, proof, claim, policy, now) {
             return Ok(Some(replay));
         }
         let generation = self.replays.generation();
-        let (pin, read_claim) = (pin.to_owned(), claim.clone());
+        let (proof, read_claim) = (proof.clone(), claim.clone());
         let committed = self
             .read(move |tx| {
-                placement::committed_replay(tx, session_id, &pin, &read_claim, policy, now)
+                placement::committed_replay(tx, session_id, &proof, &read_claim, policy, now)
             })
             .await?;
         Ok(committed.map(|committed| {
@@ -504,7 +525,15 @@ impl Store for SqliteStore {
     }
 
     async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
-        self.write(move |conn| idempotency::purge(conn, now)).await
+        self.write(move |conn| {
+            Ok(idempotency::purge(conn, now)? + sessions::purge_expired_tokens(conn, now)?)
+        })
+        .await
+    }
+
+    async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
+        self.write(move |conn| audit::purge(conn, before, batch))
+            .await
     }
 }
 

@@ -14,10 +14,12 @@ use ordergate_domain::order::{
     ItemLookup, Order, OrderReceipt, OrderSource, OrderStatus, Shortage, price_lines, stock_needed,
     ticket_day,
 };
-use ordergate_domain::session::{PinCheck, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{
+    GuestProof, PinPolicy, SESSION_ORDER_WINDOW, Session, SessionStatus,
+};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Caller, Claim, Ordered, PinOutcome, PlaceOrder, Placed, Replay, StoredResponse,
+    Caller, Claim, Decided, Ordered, PinOutcome, PlaceOrder, Placed, Replay, StoredResponse,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
@@ -35,34 +37,40 @@ pub(crate) fn place(conn: &Connection, cmd: &PlaceOrder) -> Result<Ordered, Sqli
     let Some(session) = sessions::find(conn, cmd.session_id)? else {
         return Err(Rejection::NotFound("session").into());
     };
-    let decided = decide(conn, cmd, &session)?;
+    let (outcome, audited) = match decide(conn, cmd, &session)? {
+        Decided::Judged(outcome) => (outcome, true),
+        Decided::Unjudged(rejection) => (Err(rejection), false),
+    };
     let client_id = match &cmd.caller {
         Caller::Guest { client_id, .. } => Some(client_id.as_str()),
         Caller::Staff => None,
     };
-    let entry = match &decided {
-        Ok(placed) => AuditEntry {
-            at: cmd.now,
-            session_id: session.session_id,
-            request_id: cmd.request_id.clone(),
-            client_id: client_id.map(str::to_owned),
-            status: placed.response.status,
-            code: if placed.replayed { REPLAYED } else { ACCEPTED }.to_owned(),
-            idempotent_replay: placed.replayed,
-            order_id: Some(placed.order_id),
-        },
-        Err(rejection) => AuditEntry::refused(
-            cmd.now,
-            session.session_id,
-            &cmd.request_id,
-            client_id,
-            rejection.code(),
-        ),
-    };
-    audit::append(conn, std::slice::from_ref(&entry))?;
+    if audited {
+        let entry = match &outcome {
+            Ok(placed) => AuditEntry {
+                at: cmd.now,
+                session_id: session.session_id,
+                request_id: cmd.request_id.clone(),
+                client_id: client_id.map(str::to_owned),
+                status: placed.response.status,
+                code: if placed.replayed { REPLAYED } else { ACCEPTED }.to_owned(),
+                idempotent_replay: placed.replayed,
+                order_id: Some(placed.order_id),
+            },
+            Err(rejection) => AuditEntry::refused(
+                cmd.now,
+                session.session_id,
+                &cmd.request_id,
+                client_id,
+                rejection.code(),
+            ),
+        };
+        audit::append(conn, std::slice::from_ref(&entry))?;
+    }
     Ok(Ordered {
         shop_id: session.shop_id,
-        outcome: decided,
+        outcome,
+        audited,
     })
 }
 
@@ -72,7 +80,7 @@ pub(crate) fn place(conn: &Connection, cmd: &PlaceOrder) -> Result<Ordered, Sqli
 pub(crate) fn committed_replay(
     conn: &Connection,
     session_id: Uuid,
-    pin: &str,
+    proof: &GuestProof,
     claim: &Claim,
     policy: PinPolicy,
     now: Timestamp,
@@ -80,7 +88,7 @@ pub(crate) fn committed_replay(
     let Some(session) = sessions::find(conn, session_id)? else {
         return Ok(None);
     };
-    if session.check_pin(Some(pin), policy, now) != (PinCheck::Accepted { reset: false }) {
+    if !session.admits_as_is(proof, policy, now) {
         return Ok(None);
     }
     let Lookup::Replay {
@@ -104,34 +112,38 @@ pub(crate) fn committed_replay(
 
 /// Steps 1–8 of the contract, in its order. Nothing is written before the
 /// last check passes, except a wrong PIN's count.
-fn decide(
-    conn: &Connection,
-    cmd: &PlaceOrder,
-    session: &Session,
-) -> Result<Result<Placed, Rejection>, SqliteError> {
-    if let Caller::Guest { pin, .. } = &cmd.caller {
+fn decide(conn: &Connection, cmd: &PlaceOrder, session: &Session) -> Result<Decided, SqliteError> {
+    if let Caller::Guest {
+        proof: GuestProof::Pin(pin),
+        ..
+    } = &cmd.caller
+    {
         match sessions::judge_pin(conn, session, pin.as_deref(), cmd.rules.pin_policy, cmd.now)? {
             PinOutcome::Accepted(_) => {}
-            PinOutcome::Invalid => return Ok(Err(Rejection::PinInvalid)),
-            PinOutcome::Locked { until } => return Ok(Err(Rejection::PinLocked { until })),
+            PinOutcome::Invalid => return Ok(Err(Rejection::PinInvalid).into()),
+            PinOutcome::Locked { until } => {
+                return Ok(Decided::Unjudged(Rejection::PinLocked { until }));
+            }
+            PinOutcome::Gone => return Ok(Decided::Unjudged(Rejection::SessionClosed)),
         }
     }
     if let Some(claim) = &cmd.claim {
         match idempotency::lookup(conn, claim, cmd.now)? {
             Lookup::Absent => {}
-            Lookup::Mismatch => return Ok(Err(Rejection::IdempotencyKeyReused)),
+            Lookup::Mismatch => return Ok(Err(Rejection::IdempotencyKeyReused).into()),
             Lookup::Replay { response, .. } => {
                 let order_id = receipt_order_id(&response)?;
                 return Ok(Ok(Placed {
                     order_id,
                     response,
                     replayed: true,
-                }));
+                })
+                .into());
             }
         }
     }
     if session.status == SessionStatus::Closed {
-        return Ok(Err(Rejection::SessionClosed));
+        return Ok(Err(Rejection::SessionClosed).into());
     }
     if let Caller::Guest { client_id, .. } = &cmd.caller {
         let window = cmd.rules.duplicate_window;
@@ -156,7 +168,8 @@ fn decide(
             if let Some(original) = original {
                 return Ok(Err(Rejection::DuplicatePayload {
                     original: Box::new(original),
-                }));
+                })
+                .into());
             }
         }
         let cooldown = cmd.rules.cooldown;
@@ -174,14 +187,40 @@ fn decide(
                 .map(|last| last + cooldown)
                 .filter(|until| *until > cmd.now);
             if let Some(until) = until {
-                return Ok(Err(Rejection::CooldownActive { until }));
+                return Ok(Err(Rejection::CooldownActive { until }).into());
+            }
+        }
+        let limit = cmd.rules.session_order_limit;
+        if limit > 0 {
+            // The limit-th newest guest order in the window: while there is
+            // one, the window is full until it leaves.
+            let nth: Option<i64> = conn
+                .prepare_cached(
+                    "select created_at from orders
+                     where session_id = ?1 and source = 'guest' and created_at > ?2
+                     order by created_at desc limit 1 offset ?3",
+                )?
+                .query_row(
+                    params![
+                        session.session_id.to_string(),
+                        millis(cmd.now - SESSION_ORDER_WINDOW),
+                        limit - 1
+                    ],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if let Some(until) = nth
+                .and_then(Timestamp::from_timestamp_millis)
+                .map(|nth| nth + SESSION_ORDER_WINDOW)
+            {
+                return Ok(Err(Rejection::SessionRateLimited { until }).into());
             }
         }
     }
     if Instant::now() > cmd.rules.busy_deadline {
-        return Ok(Err(Rejection::SessionBusy));
+        return Ok(Err(Rejection::SessionBusy).into());
     }
-    commit(conn, cmd, session)
+    Ok(commit(conn, cmd, session)?.into())
 }
 
 fn receipt_order_id(response: &StoredResponse) -> Result<Uuid, SqliteError> {

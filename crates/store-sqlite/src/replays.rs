@@ -8,8 +8,8 @@
 //! - the key's stored response, which never changes once committed: it only
 //!   expires (a record is replaced only after it expired), so an entry is
 //!   used until the record's own expiry and never after;
-//! - the session's PIN state (failures, lock), which any wrong PIN, lapsed
-//!   lock or checkout changes. Entries keep the session as read, stamped with
+//! - the session's PIN state (failures, lock) and status, which any wrong
+//!   PIN, lapsed lock, unlock or checkout changes. Entries keep the session as read, stamped with
 //!   the *generation* of session writes current before the read began. The
 //!   writer moves the generation on after every commit that wrote
 //!   `table_sessions`, before it answers anyone, and an entry of an older
@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use moka::sync::Cache;
 use ordergate_domain::Timestamp;
-use ordergate_domain::session::{PinCheck, PinPolicy, Session};
+use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_store::{Claim, Replay};
 use rusqlite::Connection;
 use rusqlite::hooks::Action;
@@ -99,12 +99,13 @@ impl ReplayCache {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// The replay of `claim`, when what is remembered decides it: the PIN is
-    /// right with nothing to reset, and the key's record matches and is live.
+    /// The replay of `claim`, when what is remembered decides it: the
+    /// session admits the proof as is, and the key's record matches and is
+    /// live.
     pub(crate) fn find(
         &self,
         session_id: Uuid,
-        pin: &str,
+        proof: &GuestProof,
         claim: &Claim,
         policy: PinPolicy,
         now: Timestamp,
@@ -117,8 +118,7 @@ impl ReplayCache {
             && committed.session.session_id == session_id
             && committed.expires_at > now
             && committed.fingerprint == claim.fingerprint
-            && committed.session.check_pin(Some(pin), policy, now)
-                == (PinCheck::Accepted { reset: false });
+            && committed.session.admits_as_is(proof, policy, now);
         usable.then(|| committed.replay.clone())
     }
 

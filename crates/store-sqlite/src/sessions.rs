@@ -2,7 +2,7 @@ use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::PinOutcome;
+use ordergate_store::{GuestGrant, PinOutcome};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
@@ -157,7 +157,76 @@ pub(crate) fn judge_pin(
             PinOutcome::Invalid
         }
         PinCheck::Locked { until } => PinOutcome::Locked { until },
+        PinCheck::Gone => PinOutcome::Gone,
     })
+}
+
+pub(crate) fn unlock_pin(conn: &Connection, session_id: Uuid) -> Result<Session, SqliteError> {
+    let session = require(conn, session_id)?;
+    conn.prepare_cached(
+        "update table_sessions set pin_failures = 0, pin_locked_until = null where session_id = ?1",
+    )?
+    .execute([session_id.to_string()])?;
+    Ok(Session {
+        pin_failures: 0,
+        pin_locked_until: None,
+        ..session
+    })
+}
+
+/// Judges the PIN and, when it is accepted on an active session, records
+/// the guest token in the same transaction.
+pub(crate) fn grant_guest_access(
+    conn: &Connection,
+    grant: &GuestGrant,
+) -> Result<PinOutcome, SqliteError> {
+    let session = require(conn, grant.session_id)?;
+    let outcome = judge_pin(
+        conn,
+        &session,
+        grant.pin.as_deref(),
+        grant.policy,
+        grant.now,
+    )?;
+    if let PinOutcome::Accepted(session) = &outcome
+        && session.status == SessionStatus::Active
+    {
+        conn.prepare_cached(
+            "insert into guest_tokens (token_digest, shop_id, session_id, created_at, expires_at)
+             values (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            grant.token_digest,
+            session.shop_id.to_string(),
+            session.session_id.to_string(),
+            millis(grant.now),
+            millis(grant.expires_at)
+        ])?;
+    }
+    Ok(outcome)
+}
+
+pub(crate) fn guest_token_session(
+    conn: &Connection,
+    token_digest: &str,
+    now: Timestamp,
+) -> Result<Option<Session>, SqliteError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {COLUMNS} from table_sessions
+         where session_id = (select session_id from guest_tokens
+                             where token_digest = ?1 and expires_at > ?2)
+           and status = 'active'"
+    ))?;
+    Ok(stmt
+        .query_row(params![token_digest, millis(now)], from_row)
+        .optional()?)
+}
+
+pub(crate) fn purge_expired_tokens(conn: &Connection, now: Timestamp) -> Result<u64, SqliteError> {
+    let purged = conn
+        .prepare_cached("delete from guest_tokens where expires_at <= ?1")?
+        .execute([millis(now)])?;
+    Ok(purged as u64)
 }
 
 pub(crate) fn checkout(
@@ -173,6 +242,8 @@ pub(crate) fn checkout(
                 "update table_sessions set status = 'closed', closed_at = ?2 where session_id = ?1",
             )?
             .execute(params![session_id.to_string(), millis(now)])?;
+            conn.prepare_cached("delete from guest_tokens where session_id = ?1")?
+                .execute([session_id.to_string()])?;
             let closed = SessionChanged::from(&Session {
                 status: SessionStatus::Closed,
                 closed_at: Some(now),

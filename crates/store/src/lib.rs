@@ -13,7 +13,7 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{Bill, GuestProof, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
@@ -23,8 +23,8 @@ pub mod conformance;
 mod write;
 
 pub use write::{
-    Answer, Caller, Claim, OrderRules, Ordered, PlaceOrder, Placed, Render, Replay, StaffWrite,
-    StoredResponse,
+    Answer, Caller, Claim, Decided, OrderRules, Ordered, PlaceOrder, Placed, Render, Replay,
+    StaffWrite, StoredResponse,
 };
 
 /// What a committed write changed, announced so caches and live streams
@@ -80,6 +80,22 @@ pub enum PinOutcome {
     Locked {
         until: Timestamp,
     },
+    /// Checked out longer ago than the grace: nothing was judged.
+    Gone,
+}
+
+/// A guest's request to exchange the PIN for a guest token.
+#[derive(Debug, Clone)]
+pub struct GuestGrant {
+    pub session_id: Uuid,
+    pub pin: Option<String>,
+    /// The digest the token is known by ([`guest_token_digest`]).
+    ///
+    /// [`guest_token_digest`]: ordergate_domain::session::guest_token_digest
+    pub token_digest: String,
+    pub expires_at: Timestamp,
+    pub policy: PinPolicy,
+    pub now: Timestamp,
 }
 
 #[async_trait]
@@ -146,8 +162,21 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> StoreResult<PinOutcome>;
     /// Closes the session (once) and returns its bill; later calls return the
-    /// same bill.
+    /// same bill. The session's guest tokens die with it.
     async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill>;
+    /// Clears the session's PIN lock and failure count (staff).
+    async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session>;
+    /// Judges the PIN exactly as [`Store::verify_pin`] does and, when it is
+    /// accepted on an active session, records the token in the same
+    /// transaction. An accepted PIN on a closed session records nothing.
+    async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome>;
+    /// The active session a guest token opens: `None` when no such token
+    /// exists, it expired, or its session was checked out.
+    async fn guest_token_session(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<Session>>;
 
     /// Runs a staff write under an idempotency key: replays the stored
     /// response of a completed earlier request with this key, refuses the key
@@ -157,11 +186,13 @@ pub trait Store: Send + Sync + 'static {
     async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer>;
 
     /// Admits and places an order in one transaction, in the contract's
-    /// order: session, PIN, replay, closed session, duplicate payload,
-    /// cooldown, then the commit (catalog, prices, stock, ticket, events,
-    /// idempotency record, audit row). A refusal rolls the order back but
-    /// still commits its audit row (and a wrong PIN's count); an unknown
-    /// session is `Rejected(NotFound)`, with no shop to audit under.
+    /// order: session, PIN (or a verified token), replay, closed session,
+    /// duplicate payload, cooldown, session order rate, then the commit
+    /// (catalog, prices, stock, ticket, events, idempotency record, audit
+    /// row). A refusal rolls the order back but still commits its audit row
+    /// (and a wrong PIN's count), except one given before the credentials
+    /// were judged ([`Ordered::audited`]); an unknown session is
+    /// `Rejected(NotFound)`, with no shop to audit under.
     async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered>;
 
     /// Moves an order along its status machine; cancelling puts back the
@@ -194,13 +225,14 @@ pub trait Store: Send + Sync + 'static {
 
     /// The stored answer to a guest order request that already completed,
     /// from committed data only, without taking the write path: `Some` when
-    /// the session exists, the PIN is right with no failures pending, and
-    /// the claim's record matches. `None` means "take the full path", which
-    /// decides everything else (wrong PIN, mismatch, in flight, new order).
+    /// the session exists and [admits](Session::admits_as_is) the proof
+    /// as is, and the claim's record matches. `None` means "take the full
+    /// path", which decides everything else (wrong PIN, mismatch, in
+    /// flight, new order).
     async fn committed_replay(
         &self,
         session_id: Uuid,
-        pin: &str,
+        proof: &GuestProof,
         claim: &Claim,
         policy: PinPolicy,
         now: Timestamp,
@@ -219,6 +251,11 @@ pub trait Store: Send + Sync + 'static {
     async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>>;
     async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>>;
 
-    /// Forgets idempotency records that expired by `now`; returns how many.
+    /// Forgets idempotency records and guest tokens that expired by `now`;
+    /// returns how many.
     async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64>;
+    /// Deletes audit rows recorded before `before`, at most `batch` of them
+    /// (a bounded transaction); returns how many. Call again while it
+    /// returns `batch`.
+    async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64>;
 }

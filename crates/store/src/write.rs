@@ -7,7 +7,7 @@ use ordergate_domain::Timestamp;
 use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::InventoryItem;
 use ordergate_domain::order::{Order, StatusChange, ValidOrder};
-use ordergate_domain::session::{Bill, PinPolicy, Session};
+use ordergate_domain::session::{Bill, GuestProof, PinPolicy, Session};
 use ordergate_domain::shop::Shop;
 use uuid::Uuid;
 
@@ -73,9 +73,9 @@ pub enum Answer {
 /// Who places an order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
-    /// A guest at the table, proving it with the PIN (`None`: none was sent).
+    /// A guest at the table, proving it with the PIN or a guest token.
     Guest {
-        pin: Option<String>,
+        proof: GuestProof,
         client_id: ClientId,
     },
     Staff,
@@ -89,6 +89,10 @@ pub struct OrderRules {
     pub duplicate_window: chrono::Duration,
     /// Minimum gap between one client's accepted orders (zero: off).
     pub cooldown: chrono::Duration,
+    /// Most guest orders one session may place within
+    /// [`SESSION_ORDER_WINDOW`](ordergate_domain::session::SESSION_ORDER_WINDOW),
+    /// whatever client sends them (zero: off).
+    pub session_order_limit: u32,
     /// Past this instant the order gave up waiting for its table: `SessionBusy`.
     pub busy_deadline: std::time::Instant,
 }
@@ -109,11 +113,30 @@ pub struct PlaceOrder {
     pub now: Timestamp,
 }
 
-/// How an order POST ended, once its audit row committed.
+/// How an order POST ended, once its audit row (if any) committed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ordered {
     pub shop_id: Uuid,
     pub outcome: Result<Placed, Rejection>,
+    /// False for refusals given before the guest's credentials were judged
+    /// (a locked PIN, a session closed past its grace): they get no audit
+    /// row, so a flood of them cannot grow the log (count them elsewhere).
+    pub audited: bool,
+}
+
+/// What a backend decided about an order POST, before its audit row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decided {
+    /// Decided past the caller's credentials: audited.
+    Judged(Result<Placed, Rejection>),
+    /// Refused before the credentials were judged: not audited.
+    Unjudged(Rejection),
+}
+
+impl From<Result<Placed, Rejection>> for Decided {
+    fn from(outcome: Result<Placed, Rejection>) -> Decided {
+        Decided::Judged(outcome)
+    }
 }
 
 /// A placed (or replayed) order and the response to send.

@@ -1,7 +1,7 @@
 //! The catalog: staff's master list of items and toppings.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use ordergate_domain::catalog::{Catalog, CatalogInput};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -10,10 +10,13 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
-use crate::extract::{ApiJson, ApiPath};
+use crate::extract::{ApiJson, ApiPath, MAX_CATALOG_BYTES};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(put_catalog, get_catalog))
+    OpenApiRouter::new()
+        .routes(routes!(put_catalog, get_catalog))
+        // A restaurant's whole menu, in several languages, is one body.
+        .layer(DefaultBodyLimit::max(MAX_CATALOG_BYTES))
 }
 
 /// Replace the whole catalog.
@@ -27,6 +30,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses(
         (status = 200, description = "The stored catalog", body = Catalog),
         (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 413, description = "Body over 2 MiB (PAYLOAD_TOO_LARGE)", body = Problem,
          content_type = "application/problem+json"),
     ),
 )]

@@ -8,6 +8,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{StreamExt, stream};
+use ordergate_domain::Rejection;
+use ordergate_domain::session::SessionStatus;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
@@ -46,6 +48,11 @@ struct ShopStreamQuery {
 struct SessionStreamQuery {
     /// The table's PIN (or send `X-Session-PIN`).
     pin: Option<String>,
+    /// A guest token of this session, or the staff token (or send it as
+    /// `Authorization: Bearer`), for clients that cannot set headers.
+    #[serde(rename = "access_token")]
+    #[param(rename = "access_token")]
+    access_token: Option<String>,
     /// Resume after this event id (or send the `Last-Event-ID` header).
     #[param(value_type = Option<i64>)]
     last_event_id: Option<String>,
@@ -78,12 +85,7 @@ async fn shop_events(
     mut headers: HeaderMap,
     ApiQuery(query): ApiQuery<ShopStreamQuery>,
 ) -> Result<Response, ApiError> {
-    if let Some(token) = &query.access_token
-        && !headers.contains_key(header::AUTHORIZATION)
-        && let Ok(value) = HeaderValue::from_str(&format!("Bearer {token}"))
-    {
-        headers.insert(header::AUTHORIZATION, value);
-    }
+    bearer_from_query(&mut headers, query.access_token.as_deref());
     state.staff_token().check(&headers)?;
     let cursor = last_event_id(&headers, query.last_event_id.as_deref())?;
     if state.store().get_shop(shop_id).await?.is_none() {
@@ -94,6 +96,10 @@ async fn shop_events(
 
 /// One table's live events (guests): its own orders and session, and the
 /// shop's stock changes.
+///
+/// Authenticate with the PIN (`?pin=`), a guest token or the staff token
+/// (`?access_token=`, or the headers). The stream ends after the table's
+/// `session.closed` event.
 #[utoipa::path(get, path = "/api/v1/sessions/{sessionId}/events", tag = "kitchen",
     security(("sessionPin" = [])),
     params(
@@ -105,6 +111,8 @@ async fn shop_events(
         (status = 200, description = "An endless event stream", content_type = "text/event-stream", body = SseEvent),
         (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
          content_type = "application/problem+json"),
+        (status = 410, description = "The table was checked out (SESSION_CLOSED): its stream \
+         ended then", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "Too many wrong PINs (PIN_LOCKED), or too many streams open \
          for this table or from this address (TOO_MANY_STREAMS); with Retry-After", body = Problem,
          content_type = "application/problem+json"),
@@ -126,8 +134,13 @@ async fn session_events(
     {
         headers.insert(PIN_HEADER, value);
     }
+    bearer_from_query(&mut headers, query.access_token.as_deref());
     let cursor = last_event_id(&headers, query.last_event_id.as_deref());
     let (session, principal) = session_access(&state, &headers, address, session_id).await?;
+    // A stream ends at checkout; a checked-out table has nothing more to say.
+    if session.status == SessionStatus::Closed {
+        return Err(Rejection::SessionClosed.into());
+    }
     let slot = match principal {
         Principal::Guest => Some(state.limits().open_guest_stream(session_id, address)?),
         Principal::Staff => None,
@@ -140,6 +153,17 @@ async fn session_events(
         slot,
     )
     .await
+}
+
+/// `?access_token=` as the bearer token, unless the request has an
+/// `Authorization` header of its own (EventSource cannot set one).
+fn bearer_from_query(headers: &mut HeaderMap, access_token: Option<&str>) {
+    if let Some(token) = access_token
+        && !headers.contains_key(header::AUTHORIZATION)
+        && let Ok(value) = HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        headers.insert(header::AUTHORIZATION, value);
+    }
 }
 
 /// The resume point: the `Last-Event-ID` header, else the query parameter.

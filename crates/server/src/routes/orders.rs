@@ -11,6 +11,7 @@ use ordergate_domain::audit::{AuditEntry, REPLAYED};
 use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
 use ordergate_domain::order::{Order, OrderRequest, ValidOrder};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::session::GuestProof;
 use ordergate_store::{Caller, Claim, PlaceOrder};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -19,7 +20,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::app::AppState;
-use crate::auth::{PIN_HEADER, StaffAuth, judge_pin, session_access};
+use crate::auth::{Credential, StaffAuth, check_guest_token, judge_pin, session_access};
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{KEY_HEADER, Sent, StaffOperation, header_text, key_error, staff_claim};
@@ -104,21 +105,45 @@ async fn place_guest_order(
     let request_id = header_text(&headers, REQUEST_ID_HEADER)
         .unwrap_or_default()
         .to_owned();
-    let pin = header_text(&headers, PIN_HEADER).map(str::to_owned);
     let key = IdempotencyKey::parse(header_text(&headers, KEY_HEADER.as_str())).map_err(key_error);
     let client_id =
         ClientId::parse(header_text(&headers, CLIENT_ID_HEADER)).map_err(client_id_error);
     let order = body.and_then(|ApiJson(request)| Ok(request.validate()?));
 
+    // Step 1. A call that proves nothing (no PIN, a token that opens
+    // nothing here) is refused before anything is judged: counted, never
+    // audited, so a flood of them cannot grow the audit log.
+    let proof = match Credential::of(&headers) {
+        Credential::Pin(Some(pin)) => GuestProof::Pin(Some(pin.to_owned())),
+        Credential::Bearer(token) => match check_guest_token(&state, session_id, token).await {
+            Ok(_) => GuestProof::Token,
+            Err(refusal) => return Err(unjudged(&state, refusal)),
+        },
+        Credential::Pin(None) | Credential::Malformed => {
+            let refusal = match state.store().get_session(session_id).await? {
+                None => ApiError::not_found("session"),
+                Some(_) => Rejection::PinInvalid.into(),
+            };
+            return Err(unjudged(&state, refusal));
+        }
+    };
+
     let (key, client_id, order) = match (key, client_id, order) {
         (Ok(key), Ok(client_id), Ok(order)) => (key, client_id, order),
         (key, client_id, order) => {
-            // The PIN is judged before the request's form (step 1 before 2).
+            // The credentials are judged before the request's form (step 1
+            // before 2); only a form refused past them is audited.
             let audit_client = client_id.as_ref().ok().cloned();
-            let refusal = match judge_pin(&state, address, session_id, pin.as_deref()).await {
-                Err(refusal) if refusal.code() == ErrorCode::NotFound => return Err(refusal),
-                Err(refusal) => refusal,
-                Ok(_) => key.and(client_id).and(order).err().unwrap_or_else(|| {
+            let judged = match &proof {
+                GuestProof::Token => Ok(()),
+                GuestProof::Pin(pin) => judge_pin(&state, address, session_id, pin.as_deref())
+                    .await
+                    .map(drop),
+            };
+            let refusal = match judged {
+                Err(wrong_pin) if wrong_pin.code() == ErrorCode::PinInvalid => wrong_pin,
+                Err(refusal) => return Err(unjudged(&state, refusal)),
+                Ok(()) => key.and(client_id).and(order).err().unwrap_or_else(|| {
                     ApiError::new(ErrorCode::Internal, "an internal error occurred")
                 }),
             };
@@ -139,11 +164,17 @@ async fn place_guest_order(
         fingerprint: order.fingerprint.clone(),
         expires_at: state.settings().idempotency_expiry(now),
     };
-    let attempt = match &pin {
-        Some(pin) => Some(state.limits().pin_attempt(address, session_id, pin).await?),
-        None => None,
+    let attempt = match &proof {
+        GuestProof::Pin(Some(pin)) => Some(
+            state
+                .limits()
+                .pin_attempt(address, session_id, pin)
+                .await
+                .map_err(|refusal| unjudged(&state, refusal))?,
+        ),
+        _ => None,
     };
-    let caller = Caller::Guest { pin, client_id };
+    let caller = Caller::Guest { proof, client_id };
     let placed = place(
         &state,
         session_id,
@@ -164,6 +195,15 @@ async fn place_guest_order(
         }
     }
     placed
+}
+
+/// Counts a refusal given before the caller's credentials were judged,
+/// which the audit log does not keep, and passes it on.
+fn unjudged(state: &AppState, refusal: ApiError) -> ApiError {
+    state
+        .metrics()
+        .order_refused_unaudited(refusal.code().as_str());
+    refusal
 }
 
 fn client_id_error(code: ErrorCode) -> ApiError {
@@ -228,6 +268,9 @@ async fn place(
         }
         let ordered = state.store().place_order(command).await?;
         let metrics = state.metrics();
+        if let (false, Err(rejection)) = (ordered.audited, &ordered.outcome) {
+            metrics.order_refused_unaudited(rejection.code().as_str());
+        }
         match ordered.outcome {
             Ok(placed) => {
                 metrics.order_placed(ordered.shop_id, placed.replayed);
@@ -273,20 +316,14 @@ async fn committed_replay(
     state: &AppState,
     command: &PlaceOrder,
 ) -> Result<Option<Sent>, ApiError> {
-    let (
-        Caller::Guest {
-            pin: Some(pin),
-            client_id,
-        },
-        Some(claim),
-    ) = (&command.caller, &command.claim)
+    let (Caller::Guest { proof, client_id }, Some(claim)) = (&command.caller, &command.claim)
     else {
         return Ok(None);
     };
     let store = state.store();
     let policy = state.pin_policy();
     let Some(replay) = store
-        .committed_replay(command.session_id, pin, claim, policy, command.now)
+        .committed_replay(command.session_id, proof, claim, policy, command.now)
         .await?
     else {
         return Ok(None);

@@ -6,8 +6,11 @@ use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use ordergate_domain::Rejection;
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, NewSession, Session, SessionStatus, generate_pin};
-use ordergate_store::StaffWrite;
+use ordergate_domain::session::{
+    Bill, GUEST_TOKEN_LIFETIME, NewSession, Session, SessionStatus, generate_guest_token,
+    generate_pin, guest_token_digest,
+};
+use ordergate_store::{GuestGrant, StaffWrite};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -15,16 +18,18 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::app::AppState;
-use crate::auth::{Principal, StaffAuth, session_access};
+use crate::auth::{PIN_HEADER, Principal, StaffAuth, judge_pin_with, session_access};
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
+use crate::idempotency::{Sent, StaffOperation, header_text, staff_claim, staff_write};
 use crate::limits::ClientAddress;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(open_session, list_sessions))
         .routes(routes!(get_session))
+        .routes(routes!(grant_access))
+        .routes(routes!(unlock))
         .routes(routes!(checkout))
 }
 
@@ -42,6 +47,11 @@ struct SessionView {
     status: SessionStatus,
     opened_at: DateTime<Utc>,
     closed_at: Option<DateTime<Utc>>,
+    /// Until when wrong PINs have locked the table (`null`: not locked).
+    /// Staff only; `POST …/unlock` clears it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pin_locked_until: Option<Option<DateTime<Utc>>>,
     /// `<public-url>/t/<sessionId>#pin=<pin>`, for the table's QR code. Staff only.
     #[serde(skip_serializing_if = "Option::is_none")]
     guest_url: Option<String>,
@@ -50,9 +60,11 @@ struct SessionView {
 impl SessionView {
     fn new(session: Session, principal: Principal, public_url: &str) -> SessionView {
         let staff = principal == Principal::Staff;
+        let now = ordergate_domain::now();
         SessionView {
             guest_url: staff
                 .then(|| format!("{public_url}/t/{}#pin={}", session.session_id, session.pin)),
+            pin_locked_until: staff.then(|| session.locked_until(now)),
             pin: staff.then_some(session.pin),
             session_id: session.session_id,
             shop_id: session.shop_id,
@@ -194,6 +206,95 @@ async fn get_session(
     Ok(Json(SessionView::new(
         session,
         principal,
+        state.public_url(),
+    )))
+}
+
+/// A guest token: the table's PIN, exchanged once for a credential that
+/// other people's wrong PINs cannot lock out.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct GuestAccess {
+    /// Send as `Authorization: Bearer <guestToken>` on this session's guest
+    /// calls (`?access_token=` on its event stream). Shown once.
+    guest_token: String,
+    session_id: Uuid,
+    /// The token ends then, or at checkout if that comes first.
+    expires_at: DateTime<Utc>,
+}
+
+/// Exchange the table's PIN for a guest token.
+///
+/// The exchange is a PIN use like any other: a wrong PIN counts towards the
+/// table's and the address's lockouts. The token is then accepted in place
+/// of the PIN on every guest call of this session, and is never refused by
+/// a PIN lockout. It ends at checkout.
+#[utoipa::path(post, path = "/api/v1/sessions/{sessionId}/access", tag = "sessions",
+    security(("sessionPin" = [])),
+    params(("sessionId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "A fresh guest token", body = GuestAccess),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 410, description = "The table was checked out (SESSION_CLOSED)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn grant_access(
+    State(state): State<AppState>,
+    ApiPath(session_id): ApiPath<Uuid>,
+    ClientAddress(address): ClientAddress,
+    headers: HeaderMap,
+) -> Result<Json<GuestAccess>, ApiError> {
+    // Only the PIN opens a session here: a token cannot mint tokens.
+    let pin = header_text(&headers, PIN_HEADER);
+    let guest_token = generate_guest_token();
+    let token_digest = guest_token_digest(&guest_token);
+    let policy = state.pin_policy();
+    let expires_at = ordergate_domain::now() + GUEST_TOKEN_LIFETIME;
+    let session = judge_pin_with(&state, address, session_id, pin, |now| {
+        state.store().grant_guest_access(GuestGrant {
+            session_id,
+            pin: pin.map(str::to_owned),
+            token_digest,
+            expires_at,
+            policy,
+            now,
+        })
+    })
+    .await?;
+    if session.status == SessionStatus::Closed {
+        return Err(Rejection::SessionClosed.into());
+    }
+    Ok(Json(GuestAccess {
+        guest_token,
+        session_id,
+        expires_at,
+    }))
+}
+
+/// Clear the table's PIN lock (staff): its guests may use the PIN again at
+/// once, with a fresh set of tries.
+#[utoipa::path(post, path = "/api/v1/sessions/{sessionId}/unlock", tag = "sessions",
+    security(("staffToken" = [])),
+    params(("sessionId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The session, unlocked", body = SessionView),
+        (status = 404, description = "No such session (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%session_id))]
+async fn unlock(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(session_id): ApiPath<Uuid>,
+) -> Result<Json<SessionView>, ApiError> {
+    let session = state.store().unlock_pin(session_id).await?;
+    Ok(Json(SessionView::new(
+        session,
+        Principal::Staff,
         state.public_url(),
     )))
 }

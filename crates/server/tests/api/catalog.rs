@@ -1,7 +1,7 @@
-use serde_json::json;
+use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{Menu, TestApp, find};
+use crate::helpers::{Menu, OrderBody, TestApp, find, key};
 
 #[tokio::test]
 async fn a_new_shop_has_an_empty_catalog_at_version_zero() {
@@ -133,4 +133,44 @@ async fn catalog_of_an_unknown_shop_is_not_found() {
     app.get_catalog(&unknown)
         .await
         .assert_problem(404, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn a_500_item_menu_in_two_languages_stores_renders_and_takes_orders() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    // What a real menu's descriptions look like, Japanese then English.
+    let description = "国産の豚骨を十二時間煮込んだ濃厚スープに、自家製の中太麺。\
+                       チャーシュー二枚、味玉、海苔、ネギ。辛さは三段階から選べます。 \
+                       Rich pork-bone broth simmered for twelve hours, house-made medium \
+                       noodles, two slices of chashu, a marinated egg, nori and scallions.";
+    let items: Vec<Value> = (0..500)
+        .map(|n| {
+            json!({"name": format!("特製ラーメン Special Ramen No. {n}"),
+                   "description": description, "category": format!("Category {}", n % 12),
+                   "price": 900 + n})
+        })
+        .collect();
+    let body = json!({"items": items});
+    assert!(
+        body.to_string().len() > 200 * 1024,
+        "well past the 16 KiB of other bodies"
+    );
+    let stored = app.put_catalog(&shop, body).await;
+    assert_eq!(
+        stored.assert_status(200)["items"].as_array().unwrap().len(),
+        500
+    );
+
+    let menu = app.menu(&shop).await;
+    let items = menu.assert_status(200)["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 500);
+    assert_eq!(items[499]["description"], description);
+    let last = items[499]["menuItemId"].as_str().unwrap().to_owned();
+    let (session, pin) = app.table(&shop, "T1").await;
+    let order = OrderBody::new().line(&last, 2).json();
+    let placed = app
+        .place_order(&session, &pin, "phone", &key(), &order)
+        .await;
+    assert_eq!(placed.assert_order(false)["total"], 2 * (900 + 499));
 }

@@ -57,17 +57,32 @@ async fn a_body_that_is_not_declared_json_is_unsupported() {
 }
 
 #[tokio::test]
-async fn bodies_over_16_kib_are_too_large() {
+async fn bodies_over_16_kib_or_a_catalog_over_2_mib_are_too_large() {
     let app = TestApp::spawn().await;
     let (shop, _) = app.shop_with_menu().await;
-    let big_description = "x".repeat(17 * 1024);
-    let reply = app
-        .put_catalog(
-            &shop,
-            json!({"items": [{"name": "Curry", "category": "Mains", "price": 900,
-                              "description": big_description}]}),
-        )
-        .await;
+    let big_name = "x".repeat(17 * 1024);
+    let reply = TestApp::send(
+        app.staff(Method::POST, "/api/v1/shops")
+            .json(&json!({"name": big_name, "currency": "USD"})),
+    )
+    .await;
+    reply.assert_problem(413, "PAYLOAD_TOO_LARGE");
+    assert_eq!(
+        app.list_shops().await.body["shops"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // A catalog may be far larger, but not without end.
+    let items: Vec<_> = (0..3000)
+        .map(|n| {
+            json!({"name": format!("Dish {n}"), "category": "Mains", "price": 900,
+                        "description": "y".repeat(700)})
+        })
+        .collect();
+    let reply = app.put_catalog(&shop, json!({"items": items})).await;
     reply.assert_problem(413, "PAYLOAD_TOO_LARGE");
     assert_eq!(
         app.get_catalog(&shop).await.body["version"],

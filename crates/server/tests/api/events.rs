@@ -549,12 +549,19 @@ async fn a_guest_stream_carries_its_own_orders_and_the_shops_stock_only() {
     app.set_status(my_id, "accepted").await.assert_status(200);
     app.restock(&shop, &ids.soup, 5).await.assert_status(200);
     app.table(&shop, "T3").await;
+    let before_checkout = staff.take(11).await;
+    // A guest resumes like the kitchen does, still seeing only its own.
+    let path = format!(
+        "/api/v1/sessions/{mine}/events?pin={my_pin}&lastEventId={}",
+        before_checkout[0].id - 1
+    );
+    let mut resumed = SseStream::open(app.request(Method::GET, &path)).await;
     app.checkout(&theirs).await.assert_status(200);
     app.checkout(&mine).await.assert_status(200);
 
     // Two orders of tracked soup (stock + order each), two of beer, a
     // cancel (stock + update), an update, a restock, one opened, two closed.
-    let all = staff.take(13).await;
+    let all = [before_checkout, staff.take(2).await].concat();
     assert_consecutive(&all, all[0].id);
     let visible: Vec<SseEvent> = all
         .iter()
@@ -590,17 +597,18 @@ async fn a_guest_stream_carries_its_own_orders_and_the_shops_stock_only() {
             .as_deref()
             .is_some_and(|l| l.starts_with("retry:"))
     );
-    guest.assert_quiet(Duration::from_millis(200)).await;
+    // The table's streams end with its checkout, and a checked-out table
+    // opens no new one.
+    assert_eq!(guest.rest().await, []);
     assert_eq!(by_header.take(seen.len()).await, seen);
-
-    // A guest resumes like the kitchen does, still seeing only its own.
-    let path = format!(
-        "/api/v1/sessions/{mine}/events?pin={my_pin}&lastEventId={}",
-        all[0].id - 1
-    );
-    let mut resumed = SseStream::open(app.request(Method::GET, &path)).await;
+    assert_eq!(by_header.rest().await, []);
     assert_eq!(resumed.take(seen.len()).await, seen);
-    resumed.assert_quiet(Duration::from_millis(200)).await;
+    assert_eq!(resumed.rest().await, []);
+    SseStream::try_open(app.request(Method::GET, &path))
+        .await
+        .err()
+        .expect("a checked-out table's stream is refused")
+        .assert_problem(410, "SESSION_CLOSED");
 }
 
 #[tokio::test]

@@ -567,6 +567,38 @@ impl TestApp {
         (shop, ids)
     }
 
+    /// Exchanges the table's PIN for a guest token.
+    pub async fn guest_token(&self, session: &str, pin: &str) -> String {
+        let path = format!("/api/v1/sessions/{session}/access");
+        let reply = Self::send(self.guest(Method::POST, &path, pin)).await;
+        let body = reply.assert_status(200);
+        assert_eq!(body["sessionId"], session);
+        body["guestToken"].as_str().unwrap().to_owned()
+    }
+
+    /// Runs one statement on the server's database, behind its back: the
+    /// SQLite form on SQLite, the PostgreSQL form on PostgreSQL.
+    pub async fn execute_sql(&self, sqlite: &str, postgres: &str) {
+        match self.sqlite_file() {
+            Some(file) => {
+                let conn = rusqlite::Connection::open(file).unwrap();
+                conn.busy_timeout(std::time::Duration::from_secs(5))
+                    .unwrap();
+                conn.execute_batch(sqlite).unwrap();
+            }
+            None => {
+                use sqlx::Connection;
+                let mut conn = sqlx::PgConnection::connect(&self.settings.database)
+                    .await
+                    .unwrap();
+                sqlx::raw_sql(sqlx::AssertSqlSafe(postgres.to_owned()))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
     /// Opens a table; returns (session id, pin).
     pub async fn table(&self, shop: &str, label: &str) -> (String, String) {
         let reply = self.open_session(shop, label).await;

@@ -8,6 +8,7 @@ mod abuse;
 mod catalog;
 mod errors;
 mod events;
+mod guest_access;
 mod inventory;
 mod kitchen;
 mod menu;

@@ -119,7 +119,7 @@ use ordergate_domain::catalog::{CatalogInput, MenuItemInput};
 use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::InventoryUpdate;
 use ordergate_domain::order::{LineRequest, OrderRequest};
-use ordergate_domain::session::{PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{GuestProof, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_store::{Caller, Claim, OrderRules, PlaceOrder, Store};
 
@@ -201,7 +201,7 @@ pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -
         order_id: Uuid::now_v7(),
         session_id,
         caller: Caller::Guest {
-            pin: Some(PIN.to_owned()),
+            proof: GuestProof::Pin(Some(PIN.to_owned())),
             client_id: ClientId::parse(Some(client)).expect("a valid client id"),
         },
         claim: Some(Claim {
@@ -215,9 +215,11 @@ pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -
             pin_policy: PinPolicy {
                 max_failures: 5,
                 lockout: chrono::Duration::seconds(300),
+                closed_grace: chrono::Duration::minutes(30),
             },
             duplicate_window: chrono::Duration::zero(),
             cooldown: chrono::Duration::zero(),
+            session_order_limit: 0,
             busy_deadline: Instant::now() + wait,
         },
         request_id: format!("req-{}", Uuid::new_v4()),

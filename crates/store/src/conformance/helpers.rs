@@ -13,7 +13,7 @@ use ordergate_domain::order::{
     OrderStatus, ValidOrder,
 };
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{GuestProof, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::validation::FieldError;
 use ordergate_domain::{Rejection, Timestamp};
@@ -216,8 +216,12 @@ pub(super) fn policy(max_failures: u32, lockout: Duration) -> PinPolicy {
     PinPolicy {
         max_failures,
         lockout,
+        closed_grace: CLOSED_GRACE,
     }
 }
+
+/// How long guests may still reach a checked-out session.
+pub(super) const CLOSED_GRACE: Duration = Duration::minutes(30);
 
 pub(super) const PIN: &str = "012345";
 pub(super) const WRONG_PIN: &str = "999999";
@@ -233,12 +237,14 @@ pub(super) async fn pin_session(store: &dyn Store) -> Session {
 // The order path.
 
 /// The default rules of the contract: 5 PIN failures lock for 300 s, a
-/// 30 s duplicate window, a 2 s client cooldown, and a table that is free.
+/// 30 s duplicate window, a 2 s client cooldown, 60 guest orders per
+/// session per 10 minutes, and a table that is free.
 pub(super) fn order_rules() -> OrderRules {
     OrderRules {
         pin_policy: policy(5, secs(300)),
         duplicate_window: secs(30),
         cooldown: secs(2),
+        session_order_limit: 60,
         busy_deadline: std::time::Instant::now() + std::time::Duration::from_secs(5),
     }
 }
@@ -272,9 +278,14 @@ pub(super) fn guest(client: &str) -> Caller {
     guest_with_pin(client, Some(PIN))
 }
 
+/// The right PIN, as a guest proves it.
+pub(super) fn pin_proof() -> GuestProof {
+    GuestProof::Pin(Some(PIN.to_owned()))
+}
+
 pub(super) fn guest_with_pin(client: &str, pin: Option<&str>) -> Caller {
     Caller::Guest {
-        pin: pin.map(str::to_owned),
+        proof: GuestProof::Pin(pin.map(str::to_owned)),
         client_id: client_id(client),
     }
 }

@@ -38,6 +38,7 @@ mod admission;
 mod audit;
 mod catalog;
 mod concurrency;
+mod guest_access;
 mod helpers;
 mod idempotency;
 mod inventory;
@@ -54,6 +55,7 @@ pub use admission::*;
 pub use audit::*;
 pub use catalog::*;
 pub use concurrency::*;
+pub use guest_access::*;
 pub use idempotency::*;
 pub use inventory::*;
 pub use kitchen::*;
@@ -179,7 +181,7 @@ macro_rules! conformance_tests {
                 staff_order_stock_is_logged_under_staff,
                 order_short_of_stock_names_every_shortage_and_changes_nothing,
                 order_of_an_86ed_item_is_out_of_stock_even_when_untracked,
-                audit_records_one_row_for_every_order_outcome,
+                audit_records_one_row_for_every_order_outcome_past_the_credentials,
                 audit_log_is_newest_first_within_the_limit_and_per_shop,
                 record_audit_files_rows_of_known_sessions_only,
                 idempotent_create_shop_runs_once_and_replays_its_response,
@@ -199,6 +201,14 @@ macro_rules! conformance_tests {
                 events_refused_and_unchanged_writes_append_nothing,
                 events_are_numbered_and_kept_per_shop,
                 idempotent_status_change_runs_once_and_replays_its_response,
+                guest_token_opens_its_active_session_until_checkout_or_expiry,
+                guest_access_judges_the_pin_and_records_a_token_only_when_accepted,
+                unlock_clears_the_lock_and_the_failures,
+                orders_with_a_guest_token_pass_a_pin_lock,
+                refusals_that_judged_no_credentials_are_not_audited,
+                a_closed_session_is_gone_for_guests_after_its_grace,
+                a_session_places_at_most_its_limit_of_guest_orders_per_window,
+                purge_audit_deletes_only_rows_before_the_cutoff_in_batches,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,
@@ -270,6 +280,7 @@ mod tests {
             include_str!("audit.rs"),
             include_str!("idempotency.rs"),
             include_str!("kitchen.rs"),
+            include_str!("guest_access.rs"),
         ]
         .iter()
         .flat_map(|source| source.lines())

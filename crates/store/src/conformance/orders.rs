@@ -4,7 +4,7 @@
 use chrono::Duration;
 use ordergate_domain::inventory::Operation;
 use ordergate_domain::order::{OrderSource, OrderStatus};
-use ordergate_domain::session::{Bill, SessionStatus};
+use ordergate_domain::session::{Bill, GuestProof, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
@@ -524,8 +524,9 @@ pub async fn committed_replay_answers_only_a_completed_matching_request(store: &
     let policy = first.rules.pin_policy;
     let now = instant() + secs(1);
     let lookup = |pin: &'static str, claim: Claim, now| async move {
+        let proof = GuestProof::Pin(Some(pin.to_owned()));
         ok(store
-            .committed_replay(session_id, pin, &claim, policy, now)
+            .committed_replay(session_id, &proof, &claim, policy, now)
             .await)
     };
     assert_eq!(
@@ -567,7 +568,7 @@ pub async fn committed_replay_answers_only_a_completed_matching_request(store: &
         "an expired key is new"
     );
     let unknown = ok(store
-        .committed_replay(Uuid::new_v4(), PIN, &claim, policy, now)
+        .committed_replay(Uuid::new_v4(), &pin_proof(), &claim, policy, now)
         .await);
     assert_eq!(unknown, None);
 
