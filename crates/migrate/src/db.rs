@@ -173,12 +173,27 @@ impl Db<'_> {
         }
     }
 
-    /// The SQL text of a top-level string member `field` of the JSON text
-    /// in `column`.
+    /// The SQL text of a top-level member `field` of the JSON text in
+    /// `column`: a string as text; a number as SQLite's integer but
+    /// PostgreSQL's text, so cast it.
     pub(crate) fn json_text(&self, column: &str, field: &str) -> String {
         match self {
             Db::Sqlite(_) => format!("json_extract({column}, '$.{field}')"),
             Db::Pg(_) => format!("(({column})::jsonb ->> '{field}')"),
+        }
+    }
+
+    /// The SQL text of a table with a row for each element of the JSON
+    /// array in `json` (or in its top-level member `member`), the element in
+    /// its column `value`: both backends name that column so.
+    pub(crate) fn json_elements(&self, json: &str, member: Option<&str>) -> String {
+        match (self, member) {
+            (Db::Sqlite(_), None) => format!("json_each({json})"),
+            (Db::Sqlite(_), Some(member)) => format!("json_each({json}, '$.{member}')"),
+            (Db::Pg(_), None) => format!("jsonb_array_elements(({json})::jsonb)"),
+            (Db::Pg(_), Some(member)) => {
+                format!("jsonb_array_elements(({json})::jsonb -> '{member}')")
+            }
         }
     }
 

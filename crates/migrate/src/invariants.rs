@@ -4,8 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ordergate_domain::events::ORDER_PLACED;
+use ordergate_domain::inventory::Operation;
+use ordergate_domain::order::OrderStatus;
+use uuid::Uuid;
 
 use crate::db::{Db, Val};
 use crate::report;
@@ -66,6 +69,7 @@ pub(crate) async fn check(db: &mut Db<'_>) -> Result<Findings> {
     Ok(Findings {
         checks: vec![
             stock_matches_log(db).await?,
+            stock_deltas_match_lines(db).await?,
             orders_have_events(db).await?,
             events_are_consecutive(db).await?,
             tickets_are_unique(db).await?,
@@ -114,6 +118,266 @@ pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
         checked: format!("{} items in {} shops", rows.len(), shops.len()),
         problems,
     })
+}
+
+/// What one order's op-log rows did to one item.
+#[derive(Debug, Default)]
+struct Moved {
+    /// The `order` rows: their delta sum, and the id of the last.
+    taken: i64,
+    order_rows: u32,
+    last_order_row: i64,
+    /// The `cancel` rows' delta sum.
+    given: i64,
+    cancel_rows: u32,
+}
+
+/// An order that has op-log rows: what they did, and what its lines name.
+#[derive(Debug, Default)]
+struct Logged {
+    moved: BTreeMap<Uuid, Moved>,
+    named: BTreeMap<Uuid, i64>,
+}
+
+/// A cancelled order that took an item and gave none of it back: no
+/// breach if the item was untracked when it was cancelled.
+struct Unreturned {
+    shop: Uuid,
+    item: Uuid,
+    after: i64,
+    key: (Uuid, Uuid, Uuid),
+    problem: String,
+}
+
+/// Each order's `order` rows take exactly the units its lines name, per
+/// item (each line's menu item, and each of its toppings, times the line's
+/// quantity: what `stock_needed` counts), and name no item the lines don't;
+/// a cancelled order's `cancel` rows give back exactly what its `order`
+/// rows took, and no other order has any.
+///
+/// The server writes rows only for items tracked at that moment, so an
+/// item without an `order` row was untracked when the order was placed (no
+/// breach), and a cancelled order may give nothing back to an item that
+/// was untracked when it was cancelled. There is no row to place that
+/// moment by, and clocks of several nodes cannot be compared, so a missing
+/// `cancel` row is reported only when the item has stayed tracked since the
+/// order took it: no op-log row of the item made it untracked after the
+/// order's (log ids of one item follow its row lock, on either backend).
+pub(crate) async fn stock_deltas_match_lines(db: &mut Db<'_>) -> Result<Check> {
+    let (order_op, cancel_op) = (Operation::Order.as_str(), Operation::Cancel.as_str());
+    let mut logged: HashMap<(Uuid, Uuid), Logged> = HashMap::new();
+    let mut rows = 0u64;
+    db.each(
+        &format!(
+            "select shop_id, order_id, item_id, operation, delta, log_id from inventory_log
+             where order_id is not null and operation in ('{order_op}', '{cancel_op}')"
+        ),
+        |row| {
+            rows += 1;
+            let moved = logged
+                .entry((id(&row[0])?, id(&row[1])?))
+                .or_default()
+                .moved
+                .entry(id(&row[2])?)
+                .or_default();
+            let delta = row[4].int().unwrap_or(0);
+            if row[3].text() == order_op {
+                moved.taken += delta;
+                moved.order_rows += 1;
+                moved.last_order_row = moved.last_order_row.max(row[5].int().unwrap_or(0));
+            } else {
+                moved.given += delta;
+                moved.cancel_rows += 1;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+
+    let lines = db.json_elements("o.lines", None);
+    let toppings = db.json_elements("l.value", Some("toppings"));
+    let (menu_item, topping) = (
+        db.json_text("l.value", "menuItemId"),
+        db.json_text("t.value", "toppingId"),
+    );
+    let quantity = format!("cast({} as bigint)", db.json_text("l.value", "quantity"));
+    db.each(
+        &format!(
+            "select o.shop_id, o.order_id, {menu_item}, {quantity} from orders o, {lines} l
+             union all
+             select o.shop_id, o.order_id, {topping}, {quantity}
+             from orders o, {lines} l, {toppings} t"
+        ),
+        |row| {
+            // An order without rows took nothing, which any lines allow.
+            if let Some(order) = logged.get_mut(&(id(&row[0])?, id(&row[1])?)) {
+                *order.named.entry(id(&row[2])?).or_default() += row[3].int().unwrap_or(0);
+            }
+            Ok(())
+        },
+    )
+    .await?;
+
+    let names: HashMap<(Uuid, Uuid), String> = db
+        .rows(
+            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name) from inventory i
+             left join menu_items m
+                 on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
+             left join toppings t
+                 on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id",
+        )
+        .await?
+        .iter()
+        .map(|row| {
+            let what = format!("{} {} ({})", row[2], row[1], row[3]);
+            Ok(((id(&row[0])?, id(&row[1])?), what))
+        })
+        .collect::<Result<_>>()?;
+    let name = |shop: Uuid, item: Uuid| {
+        names
+            .get(&(shop, item))
+            .cloned()
+            .unwrap_or_else(|| format!("item {item}"))
+    };
+
+    let mut problems: Vec<((Uuid, Uuid, Uuid), String)> = Vec::new();
+    let mut unreturned = Vec::new();
+    let mut orders = 0u64;
+    db.each(
+        "select shop_id, order_id, ticket_day, ticket_number, status from orders",
+        |row| {
+            orders += 1;
+            let (shop, order_id) = (id(&row[0])?, id(&row[1])?);
+            let Some(order) = logged.remove(&(shop, order_id)) else {
+                return Ok(());
+            };
+            let status = row[4].text();
+            let cancelled = status == OrderStatus::Cancelled.as_str();
+            for (&item, moved) in &order.moved {
+                let key = (shop, order_id, item);
+                let what = format!(
+                    "shop {shop}: order {order_id} (ticket #{} of {}): {}",
+                    row[3],
+                    row[2],
+                    name(shop, item)
+                );
+                let taken = moved.taken;
+                if moved.order_rows > 0 {
+                    match order.named.get(&item) {
+                        None => problems.push((
+                            key,
+                            format!(
+                                "{what}: its `{order_op}` rows sum to {taken}, but its lines do \
+                                 not name it (expected no row)"
+                            ),
+                        )),
+                        Some(&units) if taken != -units => problems.push((
+                            key,
+                            format!(
+                                "{what}: its `{order_op}` rows sum to {taken} (expected {}: its \
+                                 lines name {units})",
+                                -units
+                            ),
+                        )),
+                        Some(_) => {}
+                    }
+                }
+                let given = moved.given;
+                if moved.cancel_rows > 0 && !cancelled {
+                    problems.push((
+                        key,
+                        format!(
+                            "{what}: its `{cancel_op}` rows sum to {given}, but the order is \
+                             {status}, not cancelled (expected no row)"
+                        ),
+                    ));
+                } else if moved.cancel_rows > 0 && moved.order_rows == 0 {
+                    problems.push((
+                        key,
+                        format!(
+                            "{what}: its `{cancel_op}` rows sum to {given}, but it has no \
+                             `{order_op}` row for it (expected no row)"
+                        ),
+                    ));
+                } else if moved.cancel_rows > 0 && given != -taken {
+                    problems.push((
+                        key,
+                        format!(
+                            "{what}: its `{cancel_op}` rows sum to {given} (expected {}: what \
+                             its `{order_op}` rows took)",
+                            -taken
+                        ),
+                    ));
+                } else if cancelled && moved.cancel_rows == 0 && taken != 0 {
+                    unreturned.push(Unreturned {
+                        shop,
+                        item,
+                        after: moved.last_order_row,
+                        key,
+                        problem: format!(
+                            "{what}: the order is cancelled but has no `{cancel_op}` row \
+                             (expected {}: what its `{order_op}` rows took; the item has stayed \
+                             tracked since)",
+                            -taken
+                        ),
+                    });
+                }
+            }
+            Ok(())
+        },
+    )
+    .await?;
+
+    // Rows naming an order that is not there: nothing may have moved.
+    for ((shop, order_id), order) in logged {
+        for (item, moved) in order.moved {
+            problems.push((
+                (shop, order_id, item),
+                format!(
+                    "shop {shop}: order {order_id}, which the shop does not have: {}: its \
+                     `{order_op}` rows sum to {} and its `{cancel_op}` rows to {} (expected no \
+                     row)",
+                    name(shop, item),
+                    moved.taken,
+                    moved.given
+                ),
+            ));
+        }
+    }
+
+    if !unreturned.is_empty() {
+        let mut untracked = HashMap::new();
+        db.each(
+            "select shop_id, item_id, max(log_id) from inventory_log
+             where stock_after is null group by shop_id, item_id",
+            |row| {
+                untracked.insert((id(&row[0])?, id(&row[1])?), row[2].int().unwrap_or(0));
+                Ok(())
+            },
+        )
+        .await?;
+        problems.extend(
+            unreturned
+                .into_iter()
+                .filter(|u| {
+                    untracked
+                        .get(&(u.shop, u.item))
+                        .is_none_or(|&at| at < u.after)
+                })
+                .map(|u| (u.key, u.problem)),
+        );
+    }
+    problems.sort();
+    Ok(Check {
+        name: "order/cancel rows = lines",
+        checked: format!("{orders} orders, {rows} order/cancel rows"),
+        problems: problems.into_iter().map(|(_, problem)| problem).collect(),
+    })
+}
+
+/// An id as the backends store it (SQLite's text, PostgreSQL's uuid).
+fn id(val: &Val) -> Result<Uuid> {
+    Uuid::parse_str(val.text()).with_context(|| format!("{val:?} is not a UUID"))
 }
 
 /// Every order has exactly one `order.placed` event, and every such event

@@ -6,9 +6,10 @@
 //!   from (`--resume`), then a verification of the copy against its source
 //!   that fails the command on any mismatch ([`migrate`]).
 //! - `ordergate verify --database …` checks the invariants of one database
-//!   of either backend: stock equals its op log, every order has its
-//!   kitchen event, event ids run without gaps, ticket numbers are unique
-//!   ([`verify`]).
+//!   of either backend: stock equals its op log, each order's op-log rows
+//!   take (and a cancellation gives back) what its lines name, every order
+//!   has its kitchen event, event ids run without gaps, ticket numbers are
+//!   unique ([`verify`]).
 //! - `ordergate backup --database sqlite://… --to FILE` takes a consistent
 //!   snapshot of a SQLite database while a server keeps writing to it
 //!   ([`backup`]).
