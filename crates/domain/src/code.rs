@@ -156,7 +156,7 @@ impl ErrorCode {
             ErrorCode::IdempotencyKeyMissing => "Idempotency-Key header required",
             ErrorCode::IdempotencyKeyInvalid => "Idempotency-Key is not a UUID v4",
             ErrorCode::ClientIdInvalid => "X-Client-Id missing or invalid",
-            ErrorCode::Unauthorized => "Staff authentication required",
+            ErrorCode::Unauthorized => "Authentication required",
             ErrorCode::PinInvalid => "Wrong or missing session PIN",
             ErrorCode::NotFound => "Not found",
             ErrorCode::MethodNotAllowed => "Method not allowed",

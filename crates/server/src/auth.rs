@@ -4,7 +4,7 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
-use ordergate_domain::session::{Session, SessionStatus, guest_token_digest};
+use ordergate_domain::session::{Session, guest_token_digest};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{PinOutcome, StoreResult};
 use sha2::{Digest, Sha256};
@@ -155,9 +155,9 @@ impl<'a> Credential<'a> {
 }
 
 /// The session a guest token opens, when it is the one in the path. A
-/// token that opens nothing here is 401; but the path's session decides
-/// first when it does not exist (404) or was checked out (410: the tokens
-/// died with it).
+/// token that opens nothing here — another table's, a forged one, one that
+/// died at checkout — is 401, unless the path's session does not exist at
+/// all (404, as for every caller).
 pub async fn check_guest_token(
     state: &AppState,
     session_id: Uuid,
@@ -171,16 +171,14 @@ pub async fn check_guest_token(
     {
         return Ok(session);
     }
-    match store.get_session(session_id).await? {
-        None => Err(ApiError::not_found("session")),
-        Some(session) if session.status == SessionStatus::Closed => {
-            Err(Rejection::SessionClosed.into())
-        }
-        Some(_) => Err(ApiError::new(
-            ErrorCode::Unauthorized,
-            "this token is not valid for this table: send the table's PIN instead",
-        )),
+    if store.get_session(session_id).await?.is_none() {
+        return Err(ApiError::not_found("session"));
     }
+    Err(ApiError::new(
+        ErrorCode::Unauthorized,
+        "this token is not valid for this table (a guest token ends at checkout): \
+         send the table's PIN instead",
+    ))
 }
 
 /// Authorises a call on one session: staff by the staff token, the

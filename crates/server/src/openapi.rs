@@ -30,6 +30,17 @@ impl Modify for SecuritySchemes {
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
         components.add_security_scheme(
+            "guestToken",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A guest token of the session, from POST /api/v1/sessions/{sessionId}/access",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
             "sessionPin",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "X-Session-PIN",
@@ -73,10 +84,10 @@ fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value
     let has_key = has_param("Idempotency-Key");
 
     let mut shared: Vec<(&str, &str)> = Vec::new();
-    if requires("staffToken") {
+    if requires("staffToken") && !requires("sessionPin") {
         shared.push(("401", "Missing or wrong staff token (UNAUTHORIZED)"));
     }
-    if requires("sessionPin") {
+    if requires("sessionPin") || requires("guestToken") {
         shared.push((
             "401",
             "Missing or wrong credentials (PIN_INVALID, UNAUTHORIZED)",
@@ -84,6 +95,10 @@ fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value
         shared.push((
             "429",
             "Too many wrong PINs: locked for a while (PIN_LOCKED)",
+        ));
+        shared.push((
+            "410",
+            "The table was checked out longer ago than the grace (SESSION_CLOSED)",
         ));
     }
     if has_body {

@@ -101,7 +101,7 @@ async fn shop_events(
 /// (`?access_token=`, or the headers). The stream ends after the table's
 /// `session.closed` event.
 #[utoipa::path(get, path = "/api/v1/sessions/{sessionId}/events", tag = "kitchen",
-    security(("sessionPin" = [])),
+    security(("sessionPin" = []), ("guestToken" = []), ("staffToken" = [])),
     params(
         ("sessionId" = Uuid, Path),
         ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id"),

@@ -63,7 +63,7 @@ struct LimitQuery {
 /// that already succeeded is replayed (same status and body,
 /// `"idempotentReplay": true`, header `Idempotent-Replayed: true`).
 #[utoipa::path(post, path = "/api/v1/sessions/{sessionId}/orders", tag = "orders",
-    security(("sessionPin" = [])),
+    security(("sessionPin" = []), ("guestToken" = [])),
     params(
         ("sessionId" = Uuid, Path),
         ("Idempotency-Key" = String, Header, description = "UUID v4, one per cart, kept for every retry"),
@@ -86,7 +86,8 @@ struct LimitQuery {
         (status = 422, description = "VALIDATION_FAILED, IDEMPOTENCY_KEY_REUSED, UNKNOWN_MENU_ITEM, \
                                       INVALID_TOPPING or ITEM_UNAVAILABLE",
          body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "PIN_LOCKED or COOLDOWN_ACTIVE, with Retry-After", body = Problem,
+        (status = 429, description = "PIN_LOCKED, COOLDOWN_ACTIVE or SESSION_RATE_LIMITED, with \
+                                      Retry-After", body = Problem,
          content_type = "application/problem+json"),
         (status = 503, description = "CATALOG_NOT_READY or UNAVAILABLE", body = Problem,
          content_type = "application/problem+json"),
@@ -222,9 +223,6 @@ async fn audited(
     client_id: Option<&ClientId>,
     refusal: ApiError,
 ) -> ApiError {
-    if refusal.code() == ErrorCode::NotFound {
-        return refusal;
-    }
     let entry = AuditEntry::refused(
         ordergate_domain::now(),
         session_id,
@@ -406,7 +404,7 @@ async fn place_staff_order(
 /// The session's orders, newest first: what a client reads to reconcile
 /// after a lost response.
 #[utoipa::path(get, path = "/api/v1/sessions/{sessionId}/orders", tag = "orders",
-    security(("sessionPin" = []), ("staffToken" = [])),
+    security(("sessionPin" = []), ("guestToken" = []), ("staffToken" = [])),
     params(("sessionId" = Uuid, Path), LimitQuery),
     responses(
         (status = 200, description = "Newest first (default limit 20)", body = OrderList),

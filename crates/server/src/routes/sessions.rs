@@ -187,7 +187,7 @@ async fn list_sessions(
 
 /// One session: for its guests (by PIN) without the PIN, for staff with it.
 #[utoipa::path(get, path = "/api/v1/sessions/{sessionId}", tag = "sessions",
-    security(("sessionPin" = []), ("staffToken" = [])),
+    security(("sessionPin" = []), ("guestToken" = []), ("staffToken" = [])),
     params(("sessionId" = Uuid, Path)),
     responses(
         (status = 200, description = "The session", body = SessionView),

@@ -113,7 +113,7 @@ async fn a_guest_token_stands_in_for_the_pin_on_every_guest_call() {
         &format!("/api/v1/sessions/{session}"),
     ))
     .await
-    .assert_problem(410, "SESSION_CLOSED");
+    .assert_problem(401, "UNAUTHORIZED");
     // The PIN still reads the closed table within the grace.
     app.guest_session(&session, &pin).await.assert_status(200);
     TestApp::send(app.guest(

@@ -89,6 +89,8 @@ async fn openapi_document_is_3_1_and_lists_every_endpoint() {
         ("/api/v1/shops/{shopId}/sessions", "get"),
         ("/api/v1/sessions/{sessionId}", "get"),
         ("/api/v1/sessions/{sessionId}/checkout", "post"),
+        ("/api/v1/sessions/{sessionId}/access", "post"),
+        ("/api/v1/sessions/{sessionId}/unlock", "post"),
         ("/api/v1/sessions/{sessionId}/orders", "post"),
         ("/api/v1/sessions/{sessionId}/orders", "get"),
         ("/api/v1/sessions/{sessionId}/staff-orders", "post"),
@@ -110,7 +112,7 @@ async fn openapi_document_is_3_1_and_lists_every_endpoint() {
         );
     }
     let guest_view = &paths["/api/v1/sessions/{sessionId}"]["get"]["responses"];
-    for status in ["200", "401", "404", "429"] {
+    for status in ["200", "401", "404", "410", "429"] {
         assert!(
             guest_view[status].is_object(),
             "GET /sessions/{{id}} lacks {status}"
