@@ -109,6 +109,7 @@ impl From<Rejection> for ApiError {
                 code,
                 "too many wrong PINs for this table; ask staff or try again later",
             )
+            .with("scope", "table")
             .retry_after(seconds_until(until)),
             Rejection::IdempotencyKeyReused => ApiError::new(
                 code,

@@ -54,6 +54,7 @@ impl AddressGuesses {
             ErrorCode::PinLocked,
             "too many wrong PINs from this address; try again later",
         )
+        .with("scope", "address")
         .retry_after(left.as_secs().max(1))
     }
 }

@@ -2,7 +2,8 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::IntoResponse;
 use chrono::{DateTime, Utc};
 use ordergate_domain::Rejection;
 use ordergate_domain::paging::Limit;
@@ -246,7 +247,7 @@ async fn grant_access(
     ApiPath(session_id): ApiPath<Uuid>,
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
-) -> Result<Json<GuestAccess>, ApiError> {
+) -> Result<impl IntoResponse, ApiError> {
     // Only the PIN opens a session here: a token cannot mint tokens.
     let pin = header_text(&headers, PIN_HEADER);
     let guest_token = generate_guest_token();
@@ -267,11 +268,15 @@ async fn grant_access(
     if session.status == SessionStatus::Closed {
         return Err(Rejection::SessionClosed.into());
     }
-    Ok(Json(GuestAccess {
-        guest_token,
-        session_id,
-        expires_at,
-    }))
+    // A credential: no cache may keep it.
+    Ok((
+        [(header::CACHE_CONTROL, "no-store")],
+        Json(GuestAccess {
+            guest_token,
+            session_id,
+            expires_at,
+        }),
+    ))
 }
 
 /// Clear the table's PIN lock (staff): its guests may use the PIN again at

@@ -17,7 +17,17 @@ async fn a_guest_token_stands_in_for_the_pin_on_every_guest_call() {
     let (shop, menu) = app.shop_with_menu().await;
     let (session, pin) = app.table(&shop, "T1").await;
     let (other, other_pin) = app.table(&shop, "T2").await;
-    let token = app.guest_token(&session, &pin).await;
+    let exchange = app.guest(
+        Method::POST,
+        &format!("/api/v1/sessions/{session}/access"),
+        &pin,
+    );
+    let granted = TestApp::send(exchange).await;
+    let token = granted.assert_status(200)["guestToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(granted.header("cache-control"), Some("no-store"));
     let with_token = |method: Method, path: &str| app.request(method, path).bearer_auth(&token);
 
     let view = TestApp::send(with_token(
@@ -153,16 +163,19 @@ async fn wrong_pins_from_the_same_address_lock_out_nobody_already_seated() {
     });
     let refusals = join_all(guesses).await;
     assert!(refusals.iter().all(|r| r.status == 401 || r.status == 429));
+    // A party arriving now, with only its PIN, waits out the address's
+    // window (or is let in by its token once it has one).
+    let (newcomer, newcomer_pin) = app.table(&shop, "T7").await;
     let by_pin = app
         .guest(
-            Method::GET,
-            &format!("/api/v1/sessions/{seated}"),
-            &seated_pin,
+            Method::POST,
+            &format!("/api/v1/sessions/{newcomer}/access"),
+            &newcomer_pin,
         )
         .header("X-Forwarded-For", DINING_ROOM);
-    TestApp::send(by_pin)
-        .await
-        .assert_problem(429, "PIN_LOCKED");
+    let locked = TestApp::send(by_pin).await;
+    locked.assert_problem(429, "PIN_LOCKED");
+    assert_eq!(locked.body["scope"], "address");
 
     // The seated party's token carries on, from the same address.
     let order = OrderBody::new().line(&menu.soup, 1).json();
@@ -194,9 +207,9 @@ async fn the_exchange_counts_as_a_pin_use_and_staff_can_unlock_a_table() {
             .await
             .assert_problem(401, "PIN_INVALID");
     }
-    TestApp::send(app.guest(Method::POST, &access, &pin))
-        .await
-        .assert_problem(429, "PIN_LOCKED");
+    let locked = TestApp::send(app.guest(Method::POST, &access, &pin)).await;
+    locked.assert_problem(429, "PIN_LOCKED");
+    assert_eq!(locked.body["scope"], "table", "staff can lift this one");
     TestApp::send(app.request(Method::POST, &access))
         .await
         .assert_problem(429, "PIN_LOCKED");
