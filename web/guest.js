@@ -1,16 +1,22 @@
 /**
  * guest.js: the table's ordering page, /t/{sessionId}#pin=123456.
  *
- * The PIN is read from the URL fragment and sent only as the X-Session-PIN
- * header (through order-sdk.js) and as the `pin` query of the table's event
- * stream. Orders go through order-sdk.js, which owns the exactly-once rules
- * (one Idempotency-Key per cart, joined double taps, retries, reconciliation).
+ * The PIN is read from the URL fragment. order-sdk.js trades it for a guest
+ * token on the first call and sends the token instead from then on (also on
+ * the table's event stream), so other people's wrong PINs cannot lock this
+ * page out; the PIN itself goes out (X-Session-PIN, `pin` on the stream)
+ * only while no token could be had. Orders go through order-sdk.js, which
+ * owns the exactly-once rules (one Idempotency-Key per cart, joined double
+ * taps, retries, reconciliation).
  *
  * Hooks for browser tests (stable ids and data attributes):
  *   #shop-name, #table-label        shop name, "Table T1"
  *   #live[data-state]               connecting | live | reconnecting | offline
- *   #notice                         page-level problem (bad link, table closed),
- *                                   hidden when there is none
+ *                                   | closed (checked out: no more reconnects)
+ *   #notice                         page-level problem (bad link, table closed,
+ *                                   PIN locked), hidden when there is none;
+ *                                   data-code: the problem's code, if any
+ *     #retry                        "Try again" (reloads), while the PIN is locked
  *   #menu-items[aria-busy]          "false" once the menu is shown
  *   #categories a[href="#cat-N"]    category links; sections are #cat-N
  *   .item[data-item-id]             one menu item, also with
@@ -49,7 +55,6 @@ import {
   createOrderClient,
   createMenuLoader,
   getShop,
-  subscribeSessionEvents,
   formatMoney,
   MAX_LINES,
   MAX_QUANTITY,
@@ -106,6 +111,7 @@ const state = {
   stockDuringLoad: [],
   expiryTimer: null,
   expiryAt: Infinity,
+  stream: null,
 };
 
 let client;
@@ -159,15 +165,20 @@ function announce(text) {
   setTimeout(() => { region.textContent = text; }, 50);
 }
 
-function showNotice(kind, text) {
+function showNotice(kind, text, code = null) {
   const n = $('notice');
   n.className = `notice notice-${kind}`;
   n.textContent = text;
+  if (code) n.dataset.code = code;
+  else delete n.dataset.code;
   n.hidden = false;
 }
 
-function fatal(text) {
-  showNotice('error', text);
+function fatal(text, { kind = 'error', code = null } = {}) {
+  showNotice(kind, text, code);
+  // The page stops before it learns the shop or opens the stream.
+  $('live').hidden = true;
+  $('shop-name').textContent = 'Your table';
   $('menu-items').replaceChildren(el('p', { class: 'muted' }, 'The menu cannot be shown.'));
   $('menu-items').setAttribute('aria-busy', 'false');
   state.closed = true;
@@ -175,14 +186,23 @@ function fatal(text) {
   document.documentElement.dataset.ready = 'true';
 }
 
+/** Retry-After as "3 minutes" (rounded up; at least one). */
+function minutes(err) {
+  return plural(Math.max(1, Math.ceil((err?.retryAfter ?? 60) / 60)), 'minute', 'minutes');
+}
+
 function problemText(err) {
   switch (err?.code) {
     case 'PIN_INVALID':
       return 'This table link is not valid any more. Please scan the QR code on your table again.';
-    case 'PIN_LOCKED': {
-      const mins = Math.max(1, Math.ceil((err.retryAfter ?? 60) / 60));
-      return `Too many wrong PIN attempts for this table. Try again in ${plural(mins, 'minute', 'minutes')}, or ask the staff.`;
-    }
+    case 'PIN_LOCKED':
+      // The lock may be the table's or the whole network's (the problem
+      // does not say which), so the text holds for both.
+      return `Too many wrong PIN attempts were made, so the table cannot be opened right now. Try again in ${minutes(err)}, or ask the staff for help.`;
+    case 'SESSION_RATE_LIMITED':
+      return `This table has sent a lot of orders in a short time. You can order again in ${minutes(err)}; the staff can also take your order.`;
+    case 'SESSION_CLOSED':
+      return 'This table has been checked out. Thank you for your visit! Ordering is closed.';
     case 'NOT_FOUND':
       return 'This table could not be found. Please scan the QR code on your table again.';
     case 'CATALOG_NOT_READY':
@@ -200,7 +220,10 @@ function problemText(err) {
 function setClosed() {
   if (state.closed) return;
   state.closed = true;
-  showNotice('warning', 'This table has been checked out. Thank you for your visit! Ordering is closed.');
+  // The server ends the stream at checkout; nothing would come any more.
+  state.stream?.close();
+  setLive('closed');
+  showNotice('warning', problemText({ code: 'SESSION_CLOSED' }), 'SESSION_CLOSED');
   saveCart(); // a closed table's cart is not kept
   updateAvailability();
   renderCart();
@@ -214,6 +237,7 @@ function setLive(status) {
     reconnecting: 'Reconnecting…',
     offline: 'Offline, retrying…',
     connecting: 'Connecting…',
+    closed: 'Closed',
   }[status] ?? status;
 }
 
@@ -794,6 +818,7 @@ function handleOrderError(err) {
       break;
     case 'PIN_INVALID':
     case 'PIN_LOCKED':
+    case 'SESSION_RATE_LIMITED':
     case 'CATALOG_NOT_READY':
       setStatus('error', problemText(err));
       break;
@@ -932,7 +957,13 @@ async function main() {
   try {
     session = await client.getSession();
   } catch (err) {
-    fatal(problemText(err));
+    fatal(problemText(err), { kind: err?.code === 'SESSION_CLOSED' ? 'warning' : 'error', code: err?.code });
+    // A lock lapses, or staff lift it: the guest can try again from here.
+    if (err?.code === 'PIN_LOCKED') {
+      const retry = el('button', { type: 'button', id: 'retry', class: 'btn btn-secondary' }, 'Try again');
+      retry.addEventListener('click', () => location.reload());
+      $('notice').append(' ', retry);
+    }
     return;
   }
   state.session = session;
@@ -941,19 +972,23 @@ async function main() {
   if (session.status === 'closed') setClosed();
 
   menuLoader = createMenuLoader({ shopId: session.shopId });
-  subscribeSessionEvents({
-    sessionId,
-    pin,
-    onStatus: setLive,
-    // Every (re)connection: catch up on what the stream could not replay
-    // (a lapsed 86, changes while the menu was first read).
-    onOpen: () => { refreshMenu(); refreshOrders(); },
-    onEvent: (type, data) => {
-      if (type === 'stock.changed') applyStock(data);
-      else if (type === 'order.placed' || type === 'order.updated') upsertOrder(data);
-      else if (type === 'session.closed' && data?.sessionId === sessionId) setClosed();
-    },
-  });
+  if (!state.closed) {
+    state.stream = client.subscribeEvents({
+      onStatus: setLive,
+      // The table's session.closed event, or a checkout the stream missed.
+      onEnd: (err) => {
+        if (err.code === 'SESSION_CLOSED') setClosed();
+        else showNotice('error', problemText(err), err.code);
+      },
+      // Every (re)connection: catch up on what the stream could not replay
+      // (a lapsed 86, changes while the menu was first read).
+      onOpen: () => { refreshMenu(); refreshOrders(); },
+      onEvent: (type, data) => {
+        if (type === 'stock.changed') applyStock(data);
+        else if (type === 'order.placed' || type === 'order.updated') upsertOrder(data);
+      },
+    });
+  }
 
   const shop = getShop({ shopId: session.shopId })
     .then((s) => {

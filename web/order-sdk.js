@@ -36,6 +36,9 @@
  *   may have been created and still count in reconciliation; once an answer
  *   carried a Date header, 5 s on the server's clock is used instead),
  *   keyTtlMs (23 h, how long a stored key is reused after a reload),
+ *   tokenStorage (where the guest token is kept; default sessionStorage,
+ *   falls back to memory), exchangeRetryMs (30000: after an exchange that
+ *   failed, how long the PIN is used before the next one is tried),
  *   onProgress(event).
  *
  * The client has:
@@ -46,6 +49,31 @@
  *   keyFor(cart, {allowRepeat}) the key submit(cart) would use now (creates it)
  *   getSession()                GET /api/v1/sessions/{id}
  *   listOrders({limit})         GET /api/v1/sessions/{id}/orders → orders[]
+ *   subscribeEvents(options)    the table's event stream with the client's
+ *                               credential, see "Live events" below
+ *
+ * ── Guest token or PIN ───────────────────────────────────────────────────
+ *
+ * PIN checks can be locked by other people's wrong guesses: a few at the
+ * table lock the table, more from the same address (a restaurant's Wi-Fi)
+ * lock the address. So the client trades the PIN once for a guest token
+ * (POST /api/v1/sessions/{id}/access with X-Session-PIN), which no PIN
+ * lockout refuses, and sends that instead of the PIN on every call:
+ * `Authorization: Bearer <token>`, `?access_token=` on the stream.
+ * Never both: when a PIN is sent, the server judges the PIN.
+ *   - The exchange happens on the first call that needs a credential; calls
+ *     made meanwhile wait for it. The token is kept in tokenStorage under
+ *     'ordergate.guestToken.<sessionId>', so a reload in the same tab keeps
+ *     it and each table has its own.
+ *   - An exchange refused PIN_INVALID, PIN_LOCKED or SESSION_CLOSED is the
+ *     answer to the call that needed it: the PIN would be refused the same
+ *     way, and a wrong one would count once more.
+ *   - Any other failed exchange (no answer, a 5xx, a v1 server without it)
+ *     leaves the PIN as the credential; the exchange is tried again on the
+ *     first call after exchangeRetryMs.
+ *   - A token answered 401 UNAUTHORIZED (expired, or unknown to the server)
+ *     is dropped, traded in again and the call sent once more. One answered
+ *     410 SESSION_CLOSED is dropped (tokens die at checkout).
  *
  * The rules submit() follows:
  *   - One Idempotency-Key (UUID v4) per cart. The key is kept through every
@@ -59,9 +87,15 @@
  *   - These are retried with the same key after exponential backoff with
  *     jitter (never sooner than Retry-After): network failures, timeouts,
  *     5xx (except CATALOG_NOT_READY), 409 REQUEST_IN_PROGRESS, 409
- *     SESSION_BUSY, and 429 other than PIN_LOCKED (COOLDOWN_ACTIVE). The
- *     key makes every retry safe. Retries stop after maxAttempts attempts or
- *     once maxElapsedMs has passed.
+ *     SESSION_BUSY, and 429 other than PIN_LOCKED and SESSION_RATE_LIMITED
+ *     (COOLDOWN_ACTIVE). The key makes every retry safe. Retries stop after
+ *     maxAttempts attempts or once maxElapsedMs has passed.
+ *   - Every attempt carries the credential in force when it is sent; the
+ *     key and body never change with it. A token refused 401 UNAUTHORIZED
+ *     is traded in and the same key sent again at once. A token refused
+ *     410 SESSION_CLOSED is followed by one more attempt with the PIN and
+ *     the same key: a key committed before checkout still gets its replay
+ *     that way, and a new order is refused SESSION_CLOSED.
  *   - 409 DUPLICATE_PAYLOAD → outcome 'duplicate' with the problem's
  *     originalOrder.
  *   - When the retries run out, the client reads the table's orders. An
@@ -69,9 +103,11 @@
  *     (see reconcileWindowMs) and not already reported, counts as placed
  *     ('reconciled'). Otherwise submit rejects with NOT_CONFIRMED. The key
  *     stays, so tapping again is safe.
- *   - Any other problem (401 PIN_INVALID, 429 PIN_LOCKED, 410 SESSION_CLOSED,
- *     409 OUT_OF_STOCK with `shortages`, 422 VALIDATION_FAILED, ...) rejects
- *     at once with an OrdergateError that carries the problem body. No retry.
+ *   - Any other problem (401 PIN_INVALID, 429 PIN_LOCKED, 429
+ *     SESSION_RATE_LIMITED (the table's order limit: Retry-After says when
+ *     it may order again; show it), 410 SESSION_CLOSED, 409 OUT_OF_STOCK
+ *     with `shortages`, 422 VALIDATION_FAILED, ...) rejects at once with an
+ *     OrdergateError that carries the problem body. No retry.
  *   - A cart that cannot be valid (no lines, more than 50 lines, a quantity
  *     outside 1–99, a note over 200 characters) rejects with INVALID_CART.
  *     Nothing is sent.
@@ -100,13 +136,28 @@
  *   getShop({shopId, baseUrl, fetch}) → the shop (name, currency, timezone).
  *   subscribeSessionEvents({sessionId, pin, baseUrl, onEvent, onOpen,
  *     onStatus, EventSource, ...}) → {close(), lastEventId}. The guest stream
- *     (`?pin=`). onEvent(type, data, id) gets the parsed JSON data.
- *     onOpen({reconnected}) runs on every (re)connection, so the page can
- *     refresh. onStatus('live'|'reconnecting'|'offline'). EventSource
- *     reconnects by itself with Last-Event-ID. When it gives up (an HTTP
- *     error), the helper opens a new one with ?lastEventId= after a backoff.
+ *     with the PIN (`?pin=`), as v1 clients use it. onEvent(type, data, id)
+ *     gets the parsed JSON data. onOpen({reconnected}) runs on every
+ *     (re)connection, so the page can refresh.
+ *     onStatus('live'|'reconnecting'|'offline'). EventSource reconnects by
+ *     itself with Last-Event-ID. When it gives up (an HTTP error), the
+ *     helper opens a new one with ?lastEventId= after a backoff.
  *   subscribeShopEvents({shopId, accessToken, ...}): the same for the staff
  *     stream (`?access_token=`).
+ *
+ * ── Live events ──────────────────────────────────────────────────────────
+ *
+ *   client.subscribeEvents({onEvent, onOpen, onStatus, onEnd, EventSource,
+ *     ...}) → {close(), lastEventId}. The table's stream, as above, with the
+ *     client's credential: `?access_token=<guest token>` (after the exchange,
+ *     if none was made yet), or `?pin=` while the PIN is in use. Once the
+ *     browser gives a stream up, the client reads the session (renewing a
+ *     refused token) before it opens a new one. The stream stops for good,
+ *     with onStatus('closed') and onEnd(error), after this table's
+ *     session.closed event (error.code SESSION_CLOSED; the server ends the
+ *     stream there too), or when the session reads as checked out
+ *     (SESSION_CLOSED), unknown (NOT_FOUND) or the PIN is wrong
+ *     (PIN_INVALID). A PIN lock or no answer only delays the next try.
  *   formatMoney(minor, currency, locale) → "$12.90" / "￥480" (minor units,
  *     the currency's own number of decimals).
  *   canonicalCart(cart, {allowRepeat}) → the canonical form: lines of the
@@ -117,6 +168,7 @@
 
 const CLIENT_ID_STORAGE_KEY = 'ordergate.clientId';
 const PENDING_KEY_PREFIX = 'ordergate.pendingKey.';
+const GUEST_TOKEN_PREFIX = 'ordergate.guestToken.';
 const CLIENT_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
 const UUID_V4_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
@@ -130,7 +182,14 @@ export const GUEST_EVENT_TYPES = Object.freeze([
 /** Problem codes after which the same request is simply sent again. */
 const RETRY_CODES = new Set(['REQUEST_IN_PROGRESS', 'SESSION_BUSY', 'COOLDOWN_ACTIVE', 'UNAVAILABLE', 'INTERNAL']);
 /** Problem codes that are final even though their status looks transient. */
-const FINAL_CODES = new Set(['CATALOG_NOT_READY', 'PIN_LOCKED']);
+const FINAL_CODES = new Set(['CATALOG_NOT_READY', 'PIN_LOCKED', 'SESSION_RATE_LIMITED']);
+/**
+ * Refusals of the PIN-for-token exchange that the PIN itself would get too:
+ * sending the PIN instead would only count one more wrong guess.
+ */
+const ACCESS_REFUSALS = new Set(['PIN_INVALID', 'PIN_LOCKED', 'SESSION_CLOSED']);
+/** Answers after which a table's stream is not opened again. */
+const STREAM_ENDINGS = new Set(['SESSION_CLOSED', 'PIN_INVALID', 'NOT_FOUND']);
 
 export class OrdergateError extends Error {
   /**
@@ -171,6 +230,24 @@ function defaultStorage() {
       ls.setItem(probe, '1');
       ls.removeItem(probe);
       return ls;
+    }
+  } catch { /* fall through */ }
+  return memoryStorage();
+}
+
+/**
+ * sessionStorage if it works, else memory. Guest tokens live there: a
+ * reload keeps the table open, but the credential goes with the tab instead
+ * of staying on a phone the guest hands back or loses.
+ */
+function defaultTokenStorage() {
+  try {
+    const ss = globalThis.sessionStorage;
+    if (ss) {
+      const probe = '__ordergate_probe__';
+      ss.setItem(probe, '1');
+      ss.removeItem(probe);
+      return ss;
     }
   } catch { /* fall through */ }
   return memoryStorage();
@@ -386,6 +463,8 @@ export function createOrderClient(options = {}) {
   const reconcileLimit = options.reconcileLimit ?? 50;
   const reconcileWindowMs = options.reconcileWindowMs ?? 5 * 60 * 1000;
   const keyTtlMs = options.keyTtlMs ?? 23 * 60 * 60 * 1000;
+  const exchangeRetryMs = options.exchangeRetryMs ?? 30000;
+  const tokenStorage = safeStorage(options.tokenStorage ?? defaultTokenStorage());
 
   const clientId = options.clientId ?? getOrCreateClientId(
     { getItem: storage.get, setItem: storage.set, removeItem: storage.remove }, randomUUID);
@@ -394,6 +473,14 @@ export function createOrderClient(options = {}) {
   const sessionPath = `${base}/api/v1/sessions/${encodeURIComponent(sessionId)}`;
   const pendingStorageKey = PENDING_KEY_PREFIX + sessionId;
   const pinHeader = { 'X-Session-PIN': String(pin) };
+  const tokenStorageKey = GUEST_TOKEN_PREFIX + sessionId;
+
+  /** This session's guest token, or null while the PIN is the credential. */
+  let token = tokenStorage.get(tokenStorageKey) || null;
+  /** No exchange is tried before this time (ms) after one that failed. */
+  let nextExchangeAt = 0;
+  /** The exchange under way: calls made meanwhile wait for it. */
+  let exchanging = null;
 
   purgeExpiredKeys();
   /** {canonical, key, at} for the cart the guest is looking at. */
@@ -454,16 +541,99 @@ export function createOrderClient(options = {}) {
     return retryAfterSec == null ? jittered : Math.max(retryAfterSec * 1000, jittered);
   }
 
-  async function listOrders({ limit = 20 } = {}) {
-    const answer = await getJson(deps, `${sessionPath}/orders?limit=${encodeURIComponent(limit)}`, pinHeader);
+  /**
+   * Forgets the token. With `refused` (the Authorization header a refused
+   * call carried), only if it is still that one: a call running alongside
+   * may have traded it in for a fresh one already.
+   */
+  function dropToken(refused) {
+    if (refused !== undefined && refused !== `Bearer ${token}`) return;
+    token = null;
+    tokenStorage.remove(tokenStorageKey);
+  }
+
+  /**
+   * Trades the PIN for a guest token. A refusal the PIN would get as well
+   * is thrown; any other failure (no answer, a 5xx, a server without the
+   * exchange) leaves the PIN in use and the exchange due again later.
+   */
+  async function exchangeToken() {
+    let answer;
+    try {
+      answer = await exchange(deps, `${sessionPath}/access`, {
+        method: 'POST',
+        headers: { Accept: 'application/json', ...pinHeader },
+      });
+    } catch {
+      nextExchangeAt = deps.now() + exchangeRetryMs;
+      return;
+    }
     noteServerClock(answer);
+    const granted = answer.status === 200 ? answer.body?.guestToken : null;
+    if (typeof granted === 'string' && granted) {
+      token = granted;
+      tokenStorage.set(tokenStorageKey, granted);
+      return;
+    }
+    const err = problemError(answer, deps.now());
+    if (ACCESS_REFUSALS.has(err.code)) throw err;
+    nextExchangeAt = deps.now() + exchangeRetryMs;
+  }
+
+  /**
+   * The credential for the next guest call: the token, exchanged first if
+   * there is none and an exchange is due, else the PIN. Never both: when
+   * the PIN is sent, the server judges the PIN, lockouts included.
+   */
+  async function authHeaders() {
+    if (!token && deps.now() >= nextExchangeAt) {
+      exchanging ??= exchangeToken().finally(() => { exchanging = null; });
+      await exchanging;
+    }
+    return token ? { Authorization: `Bearer ${token}` } : pinHeader;
+  }
+
+  /** A guest GET; a token the server no longer knows is traded in once. */
+  async function guestGet(url) {
+    const auth = await authHeaders();
+    let answer;
+    try {
+      answer = await getJson(deps, url, auth);
+    } catch (err) {
+      if (!auth.Authorization) throw err;
+      // Tokens die at checkout: a 410 leaves nothing worth keeping.
+      if (err.code === 'SESSION_CLOSED') dropToken(auth.Authorization);
+      if (err.code !== 'UNAUTHORIZED') throw err;
+      dropToken(auth.Authorization);
+      answer = await getJson(deps, url, await authHeaders());
+    }
+    noteServerClock(answer);
+    return answer;
+  }
+
+  async function listOrders({ limit = 20 } = {}) {
+    const answer = await guestGet(`${sessionPath}/orders?limit=${encodeURIComponent(limit)}`);
     return answer.body?.orders ?? [];
   }
 
   async function getSession() {
-    const answer = await getJson(deps, sessionPath, pinHeader);
-    noteServerClock(answer);
-    return answer.body;
+    return (await guestGet(sessionPath)).body;
+  }
+
+  /**
+   * The credential of an order attempt. When the exchange finds the table
+   * closed, the PIN still goes out: a key committed before checkout is
+   * replayed to the PIN (within the server's grace), and a new order is
+   * refused SESSION_CLOSED all the same.
+   */
+  async function orderAuth(pinOnly) {
+    if (pinOnly) return pinHeader;
+    try {
+      return await authHeaders();
+    } catch (err) {
+      if (err.code === 'SESSION_CLOSED') return pinHeader;
+      throw err;
+    }
   }
 
   function finish(outcome, order, attempts, key) {
@@ -474,27 +644,43 @@ export function createOrderClient(options = {}) {
 
   async function run(body, key, wanted) {
     const started = deps.now();
-    const init = {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json',
-        'Idempotency-Key': key,
-        'X-Client-Id': clientId,
-        ...pinHeader,
-      },
-      body: JSON.stringify(body),
+    // The key and the body are fixed for every attempt; only the credential
+    // may change between them.
+    const headers = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      'Idempotency-Key': key,
+      'X-Client-Id': clientId,
     };
+    const payload = JSON.stringify(body);
     let attempt = 0;
     let last = null;
+    let renewed = false; // a token was refused UNAUTHORIZED and traded in
+    let pinOnly = false; // a token was refused SESSION_CLOSED
     for (;;) {
       attempt += 1;
       onProgress({ phase: attempt === 1 ? 'sending' : 'retrying', attempt, idempotencyKey: key });
+      const auth = await orderAuth(pinOnly);
       let answer = null;
       try {
-        answer = await exchange(deps, `${sessionPath}/orders`, init);
+        answer = await exchange(deps, `${sessionPath}/orders`, {
+          method: 'POST', headers: { ...headers, ...auth }, body: payload,
+        });
       } catch (err) {
         last = err; // NETWORK_ERROR or TIMEOUT: the outcome is unknown, retry
+      }
+      // A token refused before the key was looked at: send the same key
+      // again at once with the other credential, once each.
+      const refusal = auth.Authorization ? answer?.body?.code : null;
+      if (refusal === 'UNAUTHORIZED' && !renewed) {
+        renewed = true;
+        dropToken(auth.Authorization);
+        continue;
+      }
+      if (refusal === 'SESSION_CLOSED' && !pinOnly) {
+        pinOnly = true;
+        dropToken(auth.Authorization);
+        continue;
       }
       if (answer) {
         noteServerClock(answer);
@@ -594,12 +780,43 @@ export function createOrderClient(options = {}) {
     return entry.promise;
   }
 
+  /**
+   * The table's stream with this client's credential. Once the browser
+   * gives a stream up, the session is read through the client before a new
+   * one opens: that renews a refused token, and tells a checked-out table
+   * (410, or the session read as closed) from a network hiccup.
+   */
+  function subscribeEvents(subscribeOptions = {}) {
+    const closedError = () => new OrdergateError('SESSION_CLOSED', 'This table has been checked out.', { status: 410 });
+    return subscribe((lastEventId) => {
+      const q = new URLSearchParams(token ? { access_token: token } : { pin: String(pin) });
+      if (lastEventId != null) q.set('lastEventId', String(lastEventId));
+      return `${sessionPath}/events?${q}`;
+    }, subscribeOptions, {
+      async access(again) {
+        if (!again) {
+          await authHeaders();
+          return;
+        }
+        const session = await getSession();
+        if (session?.status === 'closed') throw closedError();
+      },
+      final: (err) => STREAM_ENDINGS.has(err?.code),
+      endsWith(type, data) {
+        if (type !== 'session.closed' || data?.sessionId !== sessionId) return null;
+        dropToken();
+        return closedError();
+      },
+    });
+  }
+
   return {
     clientId,
     sessionId,
     submit,
     getSession,
     listOrders,
+    subscribeEvents,
     get pending() { return inflight !== null; },
     get currentKey() { return current?.key ?? null; },
     keyFor(cart, { allowRepeat = false } = {}) {
@@ -653,7 +870,17 @@ export async function getShop(options = {}) {
 
 // ── live events ─────────────────────────────────────────────────────────
 
-function subscribe(makeUrl, options) {
+/**
+ * An EventSource that resumes after its last event. The hooks are for
+ * streams whose credential can change or end:
+ *   access(again)  runs before the first connection (again = false) and
+ *                  before every new EventSource once the browser gave one up
+ *                  (again = true); it may renew what makeUrl reads. Its
+ *                  rejection delays the next try (at least its retryAfter),
+ *                  or ends the stream when final(err) says so.
+ *   endsWith(type, data)  a reason to end the stream after this event, or null.
+ */
+function subscribe(makeUrl, options, { access = null, final = () => false, endsWith = () => null } = {}) {
   const ES = options.EventSource ?? globalThis.EventSource;
   if (typeof ES !== 'function') throw new TypeError('EventSource is not available');
   const setT = options.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms));
@@ -663,6 +890,7 @@ function subscribe(makeUrl, options) {
   const onEvent = options.onEvent ?? (() => {});
   const onOpen = options.onOpen ?? (() => {});
   const onStatus = options.onStatus ?? (() => {});
+  const onEnd = options.onEnd ?? (() => {});
   const baseMs = options.reconnectBaseMs ?? 1000;
   const maxMs = options.reconnectMaxMs ?? 30000;
 
@@ -673,8 +901,41 @@ function subscribe(makeUrl, options) {
   let timer = null;
   let closed = false;
 
-  function connect() {
+  function backoff(retryAfterSec = null) {
+    failures += 1;
+    const ceiling = Math.min(maxMs, baseMs * 2 ** (failures - 1));
+    const delay = Math.round(ceiling / 2 + random() * (ceiling / 2));
+    timer = setT(start, retryAfterSec == null ? delay : Math.max(retryAfterSec * 1000, delay));
+  }
+
+  /** Stops for good: no EventSource is opened again. */
+  function end(reason) {
+    if (closed) return;
+    closed = true;
+    if (timer !== null) clearT(timer);
+    source?.close();
+    onStatus('closed');
+    onEnd(reason);
+  }
+
+  let started = false;
+  function start() {
     timer = null;
+    if (closed) return;
+    if (!access) {
+      connect();
+      return;
+    }
+    const again = started;
+    started = true;
+    access(again).then(() => connect(), (err) => {
+      if (closed) return;
+      if (final(err)) end(err);
+      else backoff(err?.retryAfter ?? null);
+    });
+  }
+
+  function connect() {
     if (closed) return;
     const es = new ES(makeUrl(lastEventId));
     source = es;
@@ -692,6 +953,8 @@ function subscribe(makeUrl, options) {
         let data = ev.data;
         try { data = JSON.parse(ev.data); } catch { /* keep the text */ }
         onEvent(type, data, ev.lastEventId || null);
+        const reason = endsWith(type, data);
+        if (reason) end(reason);
       });
     }
     es.addEventListener('error', () => {
@@ -700,17 +963,15 @@ function subscribe(makeUrl, options) {
         // EventSource gave up (an HTTP error or a wrong content type): open
         // a new one ourselves, resuming after the last event we saw.
         es.close();
-        failures += 1;
         onStatus('offline');
-        const ceiling = Math.min(maxMs, baseMs * 2 ** (failures - 1));
-        timer = setT(connect, Math.round(ceiling / 2 + random() * (ceiling / 2)));
+        backoff();
       } else {
         onStatus('reconnecting');
       }
     });
   }
 
-  connect();
+  start();
   return {
     get lastEventId() { return lastEventId; },
     close() {

@@ -4,7 +4,8 @@
 // recently closed ones, check out with the bill), inventory (set a count or
 // untrack, restock, 86 with an optional end time) and the order audit. The
 // shop's event stream keeps it current: stock.changed re-reads the inventory,
-// session.opened/closed the tables, order events the audit.
+// session.opened/closed the tables, order events the audit. A table locked
+// by wrong PINs makes no event, so the tables are also re-read every 15 s.
 //
 // Test hooks (plus the shared ones listed in console.js: #token-form,
 // #token-input, #token-error, #app, #sign-out, #shop-name, #connection
@@ -17,8 +18,11 @@
 //     #table-qr            the QR code (an <svg role=img>) with data-guest-url
 //     #table-guest-url     a link to the guest page; #table-card-print, #table-card-close
 //   #active-list tr[data-session-id]   an open table: data-table-label,
-//                          data-status=active; [data-role=pin];
+//                          data-status=active, data-pin-locked (true while
+//                          wrong PINs lock it); [data-role=pin];
+//                          [data-role=pin-lock] "Locked until …" (while locked);
 //                          button[data-action=show-qr],
+//                          button[data-action=unlock] (while locked: lifts the lock),
 //                          button[data-action=checkout] (opens the bill dialog)
 //   #closed-list tr[data-session-id]   a recently closed table (the last 10),
 //                          data-status=closed; button[data-action=bill]
@@ -59,6 +63,7 @@ import {
   loadShop,
   moneyFormatter,
   problemText,
+  serverNow,
   shopIdFromPath,
   showProblem,
   withStaffToken,
@@ -112,6 +117,9 @@ withStaffToken({
 });
 
 setInterval(tick, 30_000);
+setInterval(() => {
+  if (!$('app').hidden) loadSessions();
+}, 15_000);
 
 // ---------------------------------------------------------------- tables
 
@@ -258,12 +266,33 @@ function replaceRows(tbody, newRows) {
   }
 }
 
+/** Wrong PINs lock a table until pinLockedUntil; the lock lapses by itself then. */
+function pinLocked(s) {
+  return Boolean(s.pinLockedUntil) && Date.parse(s.pinLockedUntil) > serverNow();
+}
+
 function activeRow(s) {
+  const locked = pinLocked(s);
   return h(
     'tr',
-    { dataset: { sessionId: s.sessionId, tableLabel: s.tableLabel, status: s.status } },
+    {
+      dataset: { sessionId: s.sessionId, tableLabel: s.tableLabel, status: s.status, pinLocked: String(locked) },
+      class: locked ? 'is-locked' : null,
+    },
     h('th', { scope: 'row', class: 'table-label', text: s.tableLabel }),
-    h('td', { class: 'pin-cell', dataset: { role: 'pin' }, text: s.pin || '—' }),
+    h(
+      'td',
+      {},
+      h('span', { class: 'pin-cell', dataset: { role: 'pin' }, text: s.pin || '—' }),
+      locked
+        ? h('span', {
+            class: 'badge badge-locked',
+            dataset: { role: 'pin-lock' },
+            title: 'Too many wrong PINs: guests who have not opened the table yet cannot get in',
+            text: `Locked until ${formatDateTime(s.pinLockedUntil)}`,
+          })
+        : null,
+    ),
     h('td', {}, h('time', { datetime: s.openedAt, text: `${formatDateTime(s.openedAt)} · ${formatAge(s.openedAt)}` })),
     h(
       'td',
@@ -275,6 +304,15 @@ function activeRow(s) {
         'aria-label': `Show the QR code of table ${s.tableLabel}`,
         text: 'QR code',
       }),
+      locked
+        ? h('button', {
+            type: 'button',
+            class: 'btn btn-small btn-danger',
+            dataset: { action: 'unlock' },
+            'aria-label': `Unlock the PIN of table ${s.tableLabel}`,
+            text: 'Unlock',
+          })
+        : null,
       h('button', {
         type: 'button',
         class: 'btn btn-small btn-primary',
@@ -317,12 +355,39 @@ for (const id of ['active-list', 'closed-list']) {
       showTableCard(session);
       $('table-card').focus();
       announce(`Showing the QR code and PIN of table ${session.tableLabel}.`);
+    } else if (button.dataset.action === 'unlock') {
+      unlockTable(session, button);
     } else if (button.dataset.action === 'checkout') {
       openBill(session, 'preview', button);
     } else if (button.dataset.action === 'bill') {
       openBill(session, 'closed', button);
     }
   });
+}
+
+async function unlockTable(session, button) {
+  const focused = document.activeElement === button;
+  button.disabled = true;
+  try {
+    // Lifting a lock twice is lifting it once: a plain retry is safe.
+    const unlocked = await api(`/api/v1/sessions/${encodeURIComponent(session.sessionId)}/unlock`, {
+      method: 'POST',
+      retries: 2,
+    });
+    sessions.set(unlocked.sessionId, unlocked);
+    renderSessions();
+    clearProblem('tables');
+    announce(`Table ${unlocked.tableLabel} is unlocked: its guests can use the PIN again.`);
+    // The Unlock button is gone with the lock: keep the focus on its row.
+    if (focused) {
+      const row = $('active-list').querySelector(`tr[data-session-id="${unlocked.sessionId}"]`);
+      row?.querySelector('[data-action=show-qr]')?.focus();
+    }
+    refreshSessionsSoon();
+  } catch (err) {
+    button.disabled = false;
+    if (err.status !== 401) showProblem(`Could not unlock table ${session.tableLabel}: ${problemText(err)}`, 'tables');
+  }
 }
 
 // ---------------------------------------------------------------- the bill

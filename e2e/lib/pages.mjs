@@ -58,6 +58,30 @@ export function guestOrders(page) {
   );
 }
 
+/**
+ * Records the API requests a page (or every page of a browser context)
+ * sends from now on, with the credential each carries: [{method, path,
+ * params, bearer, pin}] (bearer: the Authorization header's token; pin:
+ * X-Session-PIN; both null if absent). The event stream's credential is in
+ * `params` (access_token or pin).
+ */
+export function recordApiRequests(pageOrContext) {
+  const requests = [];
+  pageOrContext.on('request', async (req) => {
+    const url = new URL(req.url());
+    if (!url.pathname.startsWith('/api/')) return;
+    const headers = await req.allHeaders();
+    requests.push({
+      method: req.method(),
+      path: url.pathname,
+      params: Object.fromEntries(url.searchParams),
+      bearer: headers.authorization?.replace(/^Bearer /, '') ?? null,
+      pin: headers['x-session-pin'] ?? null,
+    });
+  });
+  return requests;
+}
+
 /** Chromium's network throttling for one page (DevTools protocol). */
 export async function throttle(context, page, { latencyMs, bytesPerSecond }) {
   const cdp = await context.newCDPSession(page);

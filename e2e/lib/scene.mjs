@@ -98,12 +98,22 @@ export class Scene {
    * is given. Resolves once the page is loaded and its live stream is up.
    */
   async openGuest(session, { context, name = 'guest' } = {}) {
+    const page = await this.visitGuest(session, { context, name });
+    await page.locator('#menu-items[aria-busy="false"]').waitFor({ state: 'attached' });
+    await page.locator('#live[data-state="live"]').waitFor({ state: 'attached' });
+    return page;
+  }
+
+  /**
+   * The guest page of `session` opened from its guestUrl, as far as the
+   * page gets: resolves once its first load is done, whether the table let
+   * it in or not (a refusal is shown in #notice).
+   */
+  async visitGuest(session, { context, name = 'guest' } = {}) {
     const ctx = context ?? (await this.context(PHONE));
     const page = await this.page(ctx, name);
     await page.goto(session.guestUrl);
     await page.locator('html[data-ready="true"]').waitFor({ state: 'attached' });
-    await page.locator('#menu-items[aria-busy="false"]').waitFor({ state: 'attached' });
-    await page.locator('#live[data-state="live"]').waitFor({ state: 'attached' });
     return page;
   }
 

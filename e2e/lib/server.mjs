@@ -240,10 +240,23 @@ export class Server {
     });
   }
 
+  /**
+   * Guesses a table's PIN wrong once (GET the session with a PIN that is
+   * not its own), from this machine's address. Resolves to the raw response.
+   */
+  guessPin(session) {
+    return this.request('GET', `/api/v1/sessions/${session.sessionId}`, { auth: { pin: wrongPin(session.pin) } });
+  }
+
   /** Moves an order along as staff (no expectedVersion). */
   setStatus(orderId, status) {
     return this.call('POST', `/api/v1/orders/${orderId}/status`, { body: { status } });
   }
+}
+
+/** A six-digit PIN that is not `pin`. */
+export function wrongPin(pin) {
+  return String((Number(pin) + 1) % 1_000_000).padStart(6, '0');
 }
 
 /**

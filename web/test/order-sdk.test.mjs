@@ -25,6 +25,9 @@ const CHEESE = '270b211b-b857-4cbb-99d2-72b3d3c1a388';
 const BACON = 'edeaff68-d3ab-44b5-9473-0f14af363723';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ORDERS_URL = `/api/v1/sessions/${SESSION}/orders`;
+const SESSION_URL = `/api/v1/sessions/${SESSION}`;
+const ACCESS_URL = `/api/v1/sessions/${SESSION}/access`;
+const TOKEN_KEY = `ordergate.guestToken.${SESSION}`;
 const T0 = Date.parse('2026-11-30T12:00:00Z');
 
 const CART = { items: [{ menuItemId: BURGER, quantity: 2, toppingIds: [CHEESE, BACON] }], note: 'no onions' };
@@ -96,19 +99,34 @@ function order(overrides = {}) {
   };
 }
 
+let grants = 0;
+/** The server's answer to a PIN-for-token exchange: a fresh token each time. */
+function grant() {
+  grants += 1;
+  return json(200, { guestToken: `og_guest_test_${grants}`, sessionId: SESSION, expiresAt: new Date(T0 + 43_200_000).toISOString() });
+}
+
 /**
  * A client wired to fakes. `script` is the list of answers, one per request,
- * in order; a request beyond it fails the test.
+ * in order; a request beyond it fails the test. Exchanges of the PIN for a
+ * guest token (POST …/access) are answered from `access` instead, and once
+ * it is used up by granting a fresh token; they are recorded in `exchanges`,
+ * not in `calls`.
  */
-function harness({ script = [], random = () => 0, storage = memoryStorage(), ...options } = {}) {
+function harness({
+  script = [], access = [], random = () => 0, storage = memoryStorage(), tokenStorage = memoryStorage(), ...options
+} = {}) {
   const h = {
     calls: [],
+    exchanges: [],
     sleeps: [],
     progress: [],
     timers: [],
     clock: T0,
     storage,
+    tokenStorage,
     script: [...script],
+    access: [...access],
   };
   let uuids = 0;
   h.randomUUID = () => {
@@ -116,13 +134,18 @@ function harness({ script = [], random = () => 0, storage = memoryStorage(), ...
     return `00000000-0000-4000-8000-${String(uuids).padStart(12, '0')}`;
   };
   h.fetch = async (url, init = {}) => {
-    h.calls.push({
+    const call = {
       url,
       method: init.method ?? 'GET',
       headers: { ...(init.headers ?? {}) },
       body: init.body ? JSON.parse(init.body) : undefined,
       signal: init.signal,
-    });
+    };
+    if (url.endsWith(ACCESS_URL)) {
+      h.exchanges.push(call);
+      return (h.access.shift() ?? grant())(url, init);
+    }
+    h.calls.push(call);
     const step = h.script.shift();
     if (!step) throw new Error(`unexpected request: ${init.method ?? 'GET'} ${url}`);
     return step(url, init);
@@ -138,6 +161,7 @@ function harness({ script = [], random = () => 0, storage = memoryStorage(), ...
     pin: PIN,
     fetch: h.fetch,
     storage,
+    tokenStorage,
     now: () => h.clock,
     sleep: async (ms) => { h.sleeps.push(ms); h.clock += ms; },
     setTimeout: (fn, ms) => { const t = { fn, ms }; h.timers.push(t); return t; },
@@ -188,7 +212,7 @@ describe('client id', () => {
 // ── the request ─────────────────────────────────────────────────────────
 
 describe('placing an order', () => {
-  test('one POST with key, PIN, client id and the cart', async () => {
+  test('one POST with key, guest token, client id and the cart', async () => {
     const h = harness({ script: [json(201, order(), { location: '/api/v1/orders/x' })] });
     const result = await h.client.submit(CART);
     assert.equal(h.calls.length, 1);
@@ -196,7 +220,8 @@ describe('placing an order', () => {
     assert.equal(c.method, 'POST');
     assert.equal(c.url, ORDERS_URL);
     assert.match(c.headers['Idempotency-Key'], UUID_V4);
-    assert.equal(c.headers['X-Session-PIN'], PIN);
+    assert.equal(c.headers.Authorization, `Bearer ${h.tokenStorage.map.get(TOKEN_KEY)}`);
+    assert.equal(c.headers['X-Session-PIN'], undefined, 'the token instead of the PIN, never both');
     assert.equal(c.headers['Content-Type'], 'application/json');
     assert.deepEqual(c.body, {
       items: [{ menuItemId: BURGER, quantity: 2, toppingIds: [CHEESE, BACON] }],
@@ -211,11 +236,16 @@ describe('placing an order', () => {
     assert.deepEqual(h.sleeps, []);
   });
 
-  test('the PIN goes in the header only, never in the URL or body', async () => {
+  test('the PIN goes only to the token exchange, in its header', async () => {
     const h = harness({ script: [json(201, order())] });
     await h.client.submit(CART);
-    assert.ok(!h.calls[0].url.includes(PIN));
-    assert.ok(!JSON.stringify(h.calls[0].body).includes(PIN));
+    assert.equal(h.exchanges.length, 1);
+    const [swap] = h.exchanges;
+    assert.equal(swap.method, 'POST');
+    assert.equal(swap.headers['X-Session-PIN'], PIN);
+    assert.ok(!swap.url.includes(PIN));
+    assert.equal(swap.body, undefined);
+    assert.ok(!JSON.stringify(h.calls).includes(PIN), 'the order carries no trace of the PIN');
   });
 
   test('baseUrl is prefixed', async () => {
@@ -251,6 +281,197 @@ describe('placing an order', () => {
     const ok = harness({ script: [json(201, order())] });
     await ok.client.submit({ items: [{ menuItemId: BURGER, quantity: 99 }], note: '🍔'.repeat(200) });
     assert.equal(ok.calls.length, 1);
+  });
+});
+
+// ── guest token ─────────────────────────────────────────────────────────
+
+describe('guest token', () => {
+  const bearer = (c) => c.headers.Authorization;
+
+  test('the PIN is exchanged once, on first use, and the token stored under the session id', async () => {
+    const h = harness({ script: [json(200, { sessionId: SESSION }), json(200, { orders: [] }), json(201, order())] });
+    // Calls made together wait for the same exchange.
+    await Promise.all([h.client.getSession(), h.client.listOrders()]);
+    await h.client.submit(CART);
+    assert.equal(h.exchanges.length, 1);
+    assert.equal(h.exchanges[0].url, ACCESS_URL);
+    const token = h.tokenStorage.map.get(TOKEN_KEY);
+    assert.match(token, /^og_guest_test_\d+$/);
+    assert.deepEqual(h.calls.map(bearer), Array(3).fill(`Bearer ${token}`));
+    assert.ok(h.calls.every((c) => c.headers['X-Session-PIN'] === undefined));
+    assert.ok(!h.storage.map.has(TOKEN_KEY), 'not in the device-wide storage');
+  });
+
+  test('a stored token is used without a new exchange (a reload)', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_kept' });
+    const h = harness({ tokenStorage, script: [json(200, { sessionId: SESSION })] });
+    await h.client.getSession();
+    assert.equal(h.exchanges.length, 0);
+    assert.equal(bearer(h.calls[0]), 'Bearer og_guest_kept');
+  });
+
+  test('each session has its own token', async () => {
+    const OTHER = '0a6f7c1e-58a4-4c36-8f5e-0d0f2b1b9e11';
+    const tokenStorage = memoryStorage({ [`ordergate.guestToken.${OTHER}`]: 'og_guest_other_table' });
+    const h = harness({ tokenStorage, script: [json(200, { sessionId: SESSION })] });
+    await h.client.getSession();
+    assert.equal(h.exchanges.length, 1, 'the other table\'s token is not this one\'s');
+    assert.notEqual(bearer(h.calls[0]), 'Bearer og_guest_other_table');
+    assert.equal(tokenStorage.map.get(`ordergate.guestToken.${OTHER}`), 'og_guest_other_table', 'and it is left alone');
+    assert.equal(bearer(h.calls[0]), `Bearer ${tokenStorage.map.get(TOKEN_KEY)}`);
+  });
+
+  for (const [what, failure] of [
+    ['unreachable', networkError()],
+    ['failing (503)', problem(503, 'UNAVAILABLE', {}, { 'retry-after': '5' })],
+    ['missing (a server without it)', problem(404, 'NOT_FOUND')],
+  ]) {
+    test(`an exchange ${what}: the PIN is used meanwhile, and the exchange tried again later`, async () => {
+      const h = harness({
+        access: [failure],
+        exchangeRetryMs: 30_000,
+        script: [json(200, { sessionId: SESSION }), json(200, { orders: [] }), json(200, { orders: [] })],
+      });
+      await h.client.getSession();
+      assert.equal(h.calls[0].headers['X-Session-PIN'], PIN);
+      assert.equal(bearer(h.calls[0]), undefined);
+      h.clock += 29_000;
+      await h.client.listOrders();
+      assert.equal(h.exchanges.length, 1, 'not again too soon');
+      assert.equal(h.calls[1].headers['X-Session-PIN'], PIN);
+      h.clock += 1_000;
+      await h.client.listOrders();
+      assert.equal(h.exchanges.length, 2);
+      assert.equal(bearer(h.calls[2]), `Bearer ${h.tokenStorage.map.get(TOKEN_KEY)}`);
+      assert.equal(h.calls[2].headers['X-Session-PIN'], undefined);
+    });
+  }
+
+  for (const [status, code] of [[401, 'PIN_INVALID'], [429, 'PIN_LOCKED'], [410, 'SESSION_CLOSED']]) {
+    test(`an exchange refused ${code} is the answer: the PIN is not sent again`, async () => {
+      const h = harness({ access: [problem(status, code, {}, { 'retry-after': '300' })] });
+      await assert.rejects(h.client.getSession(), { code, status });
+      assert.equal(h.calls.length, 0);
+      assert.equal(h.tokenStorage.map.has(TOKEN_KEY), false);
+    });
+  }
+
+  test('a token answered 401 UNAUTHORIZED is dropped and traded in again', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_forgotten' });
+    const h = harness({
+      tokenStorage,
+      script: [problem(401, 'UNAUTHORIZED'), json(200, { sessionId: SESSION, shopId: SHOP })],
+    });
+    assert.equal((await h.client.getSession()).shopId, SHOP);
+    assert.equal(bearer(h.calls[0]), 'Bearer og_guest_forgotten');
+    assert.equal(h.exchanges.length, 1);
+    assert.equal(h.exchanges[0].headers['X-Session-PIN'], PIN);
+    const fresh = tokenStorage.map.get(TOKEN_KEY);
+    assert.notEqual(fresh, 'og_guest_forgotten');
+    assert.equal(bearer(h.calls[1]), `Bearer ${fresh}`);
+  });
+
+  test('calls refused with the same old token trade it in once', async () => {
+    let late;
+    const held = new Promise((resolve) => { late = resolve; });
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_forgotten' });
+    const h = harness({
+      tokenStorage,
+      script: [
+        problem(401, 'UNAUTHORIZED'),
+        () => held.then(problem(401, 'UNAUTHORIZED')),
+        json(200, { sessionId: SESSION }),
+        json(200, { orders: [] }),
+      ],
+    });
+    const reading = h.client.getSession();
+    const listing = h.client.listOrders();
+    await reading; // traded in already, before the second refusal arrives
+    late();
+    await listing;
+    assert.equal(h.exchanges.length, 1);
+    const fresh = `Bearer ${tokenStorage.map.get(TOKEN_KEY)}`;
+    assert.deepEqual(h.calls.map(bearer), ['Bearer og_guest_forgotten', 'Bearer og_guest_forgotten', fresh, fresh]);
+  });
+
+  test('a token refused twice in a row is an error, not a loop', async () => {
+    const h = harness({ script: [problem(401, 'UNAUTHORIZED'), problem(401, 'UNAUTHORIZED')] });
+    await assert.rejects(h.client.getSession(), { code: 'UNAUTHORIZED' });
+    assert.equal(h.calls.length, 2);
+    assert.equal(h.exchanges.length, 2);
+  });
+
+  test('401 UNAUTHORIZED to an order: the same key goes again at once with a new token', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_forgotten' });
+    const h = harness({ tokenStorage, script: [problem(401, 'UNAUTHORIZED'), json(201, order())] });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'placed');
+    assert.equal(h.posts().length, 2);
+    assert.equal(h.keys()[0], h.keys()[1]);
+    assert.deepEqual(h.posts().map(bearer), ['Bearer og_guest_forgotten', `Bearer ${tokenStorage.map.get(TOKEN_KEY)}`]);
+    assert.deepEqual(h.sleeps, []);
+  });
+
+  test('an order retried after a lost answer keeps its key when the credential changes', async () => {
+    // The token is refused on the retry; the PIN goes meanwhile (the
+    // exchange is down), then the replay comes back to it.
+    const h = harness({
+      access: [grant(), networkError()],
+      script: [networkError(), problem(401, 'UNAUTHORIZED'), json(201, order({ idempotentReplay: true }))],
+    });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'replayed');
+    assert.equal(new Set(h.keys()).size, 1);
+    const [first, second, third] = h.posts();
+    assert.ok(bearer(first) && bearer(first) === bearer(second));
+    assert.equal(third.headers['X-Session-PIN'], PIN);
+    assert.equal(bearer(third), undefined);
+  });
+
+  test('410 SESSION_CLOSED to a token: the same key once more with the PIN, for a replay', async () => {
+    // Tokens die at checkout, but an order committed before it still
+    // replays to the PIN.
+    const h = harness({ script: [networkError(), problem(410, 'SESSION_CLOSED'), json(201, order({ idempotentReplay: true }))] });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'replayed');
+    assert.equal(new Set(h.keys()).size, 1);
+    assert.ok(bearer(h.posts()[1]));
+    assert.equal(h.posts()[2].headers['X-Session-PIN'], PIN);
+    assert.equal(h.tokenStorage.map.has(TOKEN_KEY), false, 'the dead token is dropped');
+
+    const closed = harness({ script: [problem(410, 'SESSION_CLOSED'), problem(410, 'SESSION_CLOSED')] });
+    await assert.rejects(closed.client.submit(CART), { code: 'SESSION_CLOSED' });
+    assert.equal(closed.posts().length, 2);
+    assert.equal(closed.keys()[0], closed.keys()[1]);
+    // A read after checkout: the token is dropped too, and the 410 stands.
+    const read = harness({ script: [problem(410, 'SESSION_CLOSED')] });
+    await assert.rejects(read.client.getSession(), { code: 'SESSION_CLOSED' });
+    assert.equal(read.calls.length, 1);
+    assert.equal(read.tokenStorage.map.has(TOKEN_KEY), false);
+  });
+
+  test('a token that died at checkout answered 401: the new exchange\'s SESSION_CLOSED is the answer', async () => {
+    const read = harness({ access: [grant(), problem(410, 'SESSION_CLOSED')], script: [problem(401, 'UNAUTHORIZED')] });
+    await assert.rejects(read.client.getSession(), { code: 'SESSION_CLOSED', status: 410 });
+    assert.equal(read.calls.length, 1, 'the PIN is not sent to a closed table');
+    assert.equal(read.tokenStorage.map.has(TOKEN_KEY), false);
+    // An order's retry still asks for its replay, with the PIN and its key.
+    const h = harness({
+      access: [grant(), problem(410, 'SESSION_CLOSED')],
+      script: [networkError(), problem(401, 'UNAUTHORIZED'), json(201, order({ idempotentReplay: true }))],
+    });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'replayed');
+    assert.equal(new Set(h.keys()).size, 1);
+    assert.equal(h.posts()[2].headers['X-Session-PIN'], PIN);
+  });
+
+  test('an exchange that finds the table closed still lets an order ask for its replay with the PIN', async () => {
+    const h = harness({ access: [problem(410, 'SESSION_CLOSED')], script: [json(201, order({ idempotentReplay: true }))] });
+    const result = await h.client.submit(CART);
+    assert.equal(result.outcome, 'replayed');
+    assert.equal(h.posts()[0].headers['X-Session-PIN'], PIN);
   });
 });
 
@@ -298,12 +519,11 @@ describe('Idempotency-Key', () => {
   });
 
   test('is renewed when the cart changes', async () => {
-    const h = harness({
-      script: [problem(410, 'SESSION_CLOSED'), problem(410, 'SESSION_CLOSED'), problem(410, 'SESSION_CLOSED')],
-    });
-    await assert.rejects(h.client.submit(CART), { code: 'SESSION_CLOSED' });
-    await assert.rejects(h.client.submit({ ...CART, note: 'no onions, please' }), { code: 'SESSION_CLOSED' });
-    await assert.rejects(h.client.submit(CART, { allowRepeat: true }), { code: 'SESSION_CLOSED' });
+    const shortage = problem(409, 'OUT_OF_STOCK', { shortages: [] });
+    const h = harness({ script: [shortage, shortage, shortage] });
+    await assert.rejects(h.client.submit(CART), { code: 'OUT_OF_STOCK' });
+    await assert.rejects(h.client.submit({ ...CART, note: 'no onions, please' }), { code: 'OUT_OF_STOCK' });
+    await assert.rejects(h.client.submit(CART, { allowRepeat: true }), { code: 'OUT_OF_STOCK' });
     const [a, b, c] = h.keys();
     assert.notEqual(a, b);
     assert.notEqual(b, c);
@@ -608,10 +828,10 @@ describe('refusals are typed errors, never retried', () => {
     [422, 'UNKNOWN_MENU_ITEM', { field: 'items[0].menuItemId' }],
     [422, 'INVALID_TOPPING', { toppingId: CHEESE }],
     [422, 'ITEM_UNAVAILABLE', { menuItemId: BURGER }],
-    [410, 'SESSION_CLOSED', {}],
     [409, 'OUT_OF_STOCK', { shortages: [{ itemId: PIE, requested: 3, available: 1 }] }],
     [401, 'PIN_INVALID', {}],
     [429, 'PIN_LOCKED', {}, { 'retry-after': '120' }],
+    [429, 'SESSION_RATE_LIMITED', {}, { 'retry-after': '540' }],
     [404, 'NOT_FOUND', {}],
     [400, 'CLIENT_ID_INVALID', {}],
   ];
@@ -633,13 +853,27 @@ describe('refusals are typed errors, never retried', () => {
     });
   }
 
-  test('OUT_OF_STOCK exposes shortages; PIN_LOCKED exposes retryAfter', async () => {
+  test('OUT_OF_STOCK exposes shortages; PIN_LOCKED and SESSION_RATE_LIMITED expose retryAfter', async () => {
     const shortages = [{ itemId: PIE, requested: 3, available: 1 }];
     const h = harness({
-      script: [problem(409, 'OUT_OF_STOCK', { shortages }), problem(429, 'PIN_LOCKED', {}, { 'retry-after': '120' })],
+      script: [
+        problem(409, 'OUT_OF_STOCK', { shortages }),
+        problem(429, 'PIN_LOCKED', {}, { 'retry-after': '120' }),
+        problem(429, 'SESSION_RATE_LIMITED', {}, { 'retry-after': '540' }),
+      ],
     });
     await assert.rejects(h.client.submit(CART), { code: 'OUT_OF_STOCK', shortages });
     await assert.rejects(h.client.submit(CART), { code: 'PIN_LOCKED', retryAfter: 120 });
+    await assert.rejects(h.client.submit(CART), { code: 'SESSION_RATE_LIMITED', status: 429, retryAfter: 540 });
+    assert.equal(new Set(h.keys()).size, 1, 'the key stays for a later try');
+  });
+
+  test('410 SESSION_CLOSED to the PIN', async () => {
+    const h = harness({ access: [networkError()], script: [problem(410, 'SESSION_CLOSED')] });
+    await assert.rejects(h.client.submit(CART), { code: 'SESSION_CLOSED', status: 410 });
+    assert.equal(h.calls.length, 1, 'exactly one request');
+    assert.equal(h.calls[0].headers['X-Session-PIN'], PIN);
+    assert.deepEqual(h.sleeps, []);
   });
 
   test('a refusal without a problem body gets HTTP_<status>', async () => {
@@ -674,7 +908,7 @@ describe('when the retries run out', () => {
     const get = h.calls[3];
     assert.equal(get.method, 'GET');
     assert.equal(get.url, `${ORDERS_URL}?limit=50`);
-    assert.equal(get.headers['X-Session-PIN'], PIN);
+    assert.equal(get.headers.Authorization, h.posts()[0].headers.Authorization);
     assert.equal(h.progress.at(-1).phase, 'reconciling');
     assert.equal(h.client.currentKey, null, 'confirmed: the key is renewed next time');
   });
@@ -770,17 +1004,20 @@ describe('helpers', () => {
     );
   });
 
-  test('getSession and listOrders send the PIN header', async () => {
+  test('getSession and listOrders read the session with the guest token', async () => {
     const h = harness({ script: [json(200, { sessionId: SESSION, shopId: SHOP }), json(200, { orders: [order()] })] });
     assert.equal((await h.client.getSession()).shopId, SHOP);
     assert.equal((await h.client.listOrders({ limit: 20 })).length, 1);
-    assert.equal(h.calls[0].url, `/api/v1/sessions/${SESSION}`);
+    assert.equal(h.calls[0].url, SESSION_URL);
     assert.equal(h.calls[1].url, `${ORDERS_URL}?limit=20`);
-    for (const c of h.calls) assert.equal(c.headers['X-Session-PIN'], PIN);
+    for (const c of h.calls) {
+      assert.equal(c.headers.Authorization, `Bearer ${h.tokenStorage.map.get(TOKEN_KEY)}`);
+      assert.equal(c.headers['X-Session-PIN'], undefined);
+    }
   });
 
   test('getSession with a wrong PIN: typed error', async () => {
-    const h = harness({ script: [problem(401, 'PIN_INVALID')] });
+    const h = harness({ access: [problem(401, 'PIN_INVALID')] });
     await assert.rejects(h.client.getSession(), { code: 'PIN_INVALID', status: 401 });
   });
 
@@ -924,5 +1161,144 @@ describe('subscribeSessionEvents', () => {
     assert.equal(es2.closed, true);
     es2.emit('order.updated', { data: '{}', lastEventId: '43' });
     assert.equal(events.length, 2, 'nothing after close');
+  });
+});
+
+describe('the client\'s event stream (subscribeEvents)', () => {
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  const streamOptions = (log) => ({
+    EventSource: FakeEventSource,
+    setTimeout: (fn, ms) => { log.timers.push({ fn, ms }); return log.timers.length; },
+    clearTimeout: () => {},
+    random: () => 1,
+    onEvent: (type, data) => log.events.push(type),
+    onStatus: (status) => log.statuses.push(status),
+    onEnd: (err) => log.ends.push(err),
+  });
+  const newLog = () => ({ timers: [], events: [], statuses: [], ends: [] });
+
+  test('connects with ?access_token= (the token, not the PIN), after the exchange', async () => {
+    FakeEventSource.instances = [];
+    const h = harness();
+    h.client.subscribeEvents(streamOptions(newLog()));
+    await settle();
+    const [es] = FakeEventSource.instances;
+    const token = h.tokenStorage.map.get(TOKEN_KEY);
+    assert.equal(es.url, `/api/v1/sessions/${SESSION}/events?access_token=${token}`);
+    assert.ok(!es.url.includes(PIN));
+  });
+
+  test('with no token (the exchange is down) it connects with ?pin=', async () => {
+    FakeEventSource.instances = [];
+    const h = harness({ access: [networkError()] });
+    h.client.subscribeEvents(streamOptions(newLog()));
+    await settle();
+    assert.equal(FakeEventSource.instances[0].url, `/api/v1/sessions/${SESSION}/events?pin=${PIN}`);
+  });
+
+  test('the table\'s session.closed ends it for good and drops the token', async () => {
+    FakeEventSource.instances = [];
+    const log = newLog();
+    const h = harness();
+    h.client.subscribeEvents(streamOptions(log));
+    await settle();
+    const [es] = FakeEventSource.instances;
+    es.open();
+    // Another table's checkout is none of this stream's business.
+    es.emit('session.closed', { data: JSON.stringify({ sessionId: 'another-table' }), lastEventId: '8' });
+    assert.equal(es.closed, false);
+    es.emit('session.closed', { data: JSON.stringify({ sessionId: SESSION, status: 'closed' }), lastEventId: '9' });
+    assert.deepEqual(log.events, ['session.closed', 'session.closed'], 'the page gets the event first');
+    assert.equal(es.closed, true);
+    assert.equal(log.statuses.at(-1), 'closed');
+    assert.equal(log.ends.length, 1);
+    assert.equal(log.ends[0].code, 'SESSION_CLOSED');
+    assert.equal(h.tokenStorage.map.has(TOKEN_KEY), false);
+    es.readyState = 2;
+    es.emit('error');
+    assert.equal(log.timers.length, 0, 'no reconnect is scheduled');
+    assert.equal(FakeEventSource.instances.length, 1);
+  });
+
+  // Servers answer a token that died at checkout either way.
+  for (const [answer, read, access] of [
+    ['410', problem(410, 'SESSION_CLOSED'), []],
+    ['401, then the exchange 410', problem(401, 'UNAUTHORIZED'), [grant(), problem(410, 'SESSION_CLOSED')]],
+  ]) {
+    test(`refused after a checkout it missed (the session read: ${answer}): it ends`, async () => {
+      FakeEventSource.instances = [];
+      const log = newLog();
+      const h = harness({ access, script: [read] });
+      h.client.subscribeEvents(streamOptions(log));
+      await settle();
+      const [es] = FakeEventSource.instances;
+      es.open();
+      es.readyState = 2;
+      es.emit('error');
+      assert.equal(log.statuses.at(-1), 'offline');
+      log.timers[0].fn();
+      await settle();
+      assert.equal(h.calls[0].url, SESSION_URL);
+      assert.equal(log.ends[0]?.code, 'SESSION_CLOSED');
+      assert.equal(log.statuses.at(-1), 'closed');
+      assert.equal(FakeEventSource.instances.length, 1, 'no new stream');
+      assert.equal(log.timers.length, 1, 'and none planned');
+    });
+  }
+
+  test('a closed session read with the PIN (within the grace) ends it too', async () => {
+    FakeEventSource.instances = [];
+    const log = newLog();
+    const h = harness({ access: [networkError()], script: [json(200, { sessionId: SESSION, status: 'closed' })] });
+    h.client.subscribeEvents(streamOptions(log));
+    await settle();
+    FakeEventSource.instances[0].readyState = 2;
+    FakeEventSource.instances[0].emit('error');
+    log.timers[0].fn();
+    await settle();
+    assert.equal(h.calls[0].headers['X-Session-PIN'], PIN);
+    assert.equal(h.script.length, 0, 'the session was read');
+    assert.equal(log.ends[0]?.code, 'SESSION_CLOSED');
+    assert.equal(FakeEventSource.instances.length, 1);
+  });
+
+  test('refused for its token (401): a new token, and it resumes with it', async () => {
+    FakeEventSource.instances = [];
+    const log = newLog();
+    const h = harness({ script: [problem(401, 'UNAUTHORIZED'), json(200, { sessionId: SESSION, status: 'active' })] });
+    h.client.subscribeEvents(streamOptions(log));
+    await settle();
+    const [es] = FakeEventSource.instances;
+    const old = h.tokenStorage.map.get(TOKEN_KEY);
+    es.open();
+    es.emit('order.placed', { data: JSON.stringify(order()), lastEventId: '42' });
+    es.readyState = 2;
+    es.emit('error');
+    log.timers[0].fn();
+    await settle();
+    const fresh = h.tokenStorage.map.get(TOKEN_KEY);
+    assert.notEqual(fresh, old);
+    const es2 = FakeEventSource.instances[1];
+    assert.equal(es2.url, `/api/v1/sessions/${SESSION}/events?access_token=${fresh}&lastEventId=42`);
+    assert.deepEqual(log.ends, []);
+  });
+
+  test('a network failure is no ending: it tries again later', async () => {
+    FakeEventSource.instances = [];
+    const log = newLog();
+    const h = harness({ script: [networkError(), json(200, { sessionId: SESSION, status: 'active' })] });
+    h.client.subscribeEvents(streamOptions(log));
+    await settle();
+    FakeEventSource.instances[0].readyState = 2;
+    FakeEventSource.instances[0].emit('error');
+    log.timers[0].fn();
+    await settle();
+    assert.equal(FakeEventSource.instances.length, 1, 'the session could not be read: no stream yet');
+    assert.equal(log.timers.length, 2);
+    assert.equal(log.timers[1].ms, 2000, 'backing off');
+    log.timers[1].fn();
+    await settle();
+    assert.equal(FakeEventSource.instances.length, 2);
+    assert.deepEqual(log.ends, []);
   });
 });
