@@ -30,6 +30,27 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
+    /// The row for a request that placed `order_id`, or replayed its placement.
+    pub fn placed(
+        at: DateTime<Utc>,
+        session_id: Uuid,
+        request_id: &str,
+        client_id: Option<&str>,
+        order_id: Uuid,
+        replayed: bool,
+    ) -> AuditEntry {
+        AuditEntry {
+            at,
+            session_id,
+            request_id: request_id.to_owned(),
+            client_id: client_id.map(str::to_owned),
+            status: 201,
+            code: if replayed { REPLAYED } else { ACCEPTED }.to_owned(),
+            idempotent_replay: replayed,
+            order_id: Some(order_id),
+        }
+    }
+
     /// The row for a refused request.
     pub fn refused(
         at: DateTime<Utc>,

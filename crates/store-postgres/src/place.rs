@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use ordergate_domain::audit::{ACCEPTED, AuditEntry, REPLAYED};
 use ordergate_domain::catalog::{MenuItem, Topping};
 use ordergate_domain::events::ORDER_PLACED;
 use ordergate_domain::inventory::Operation;
@@ -38,13 +37,6 @@ use crate::orders::{self, select};
 use crate::tx::Tx;
 use crate::{audit, catalog, events, sessions};
 
-fn client_id(cmd: &PlaceOrder) -> Option<&str> {
-    match &cmd.caller {
-        Caller::Guest { client_id, .. } => Some(client_id.as_str()),
-        Caller::Staff => None,
-    }
-}
-
 /// Places an order or refuses it, and files the audit row either way: a
 /// refusal is an `Ok` outcome, so its audit row (and PIN count) commit.
 /// A request still holding the claim's key after `in_flight_wait` (on any
@@ -70,31 +62,9 @@ pub(crate) async fn place(
     let Some(session) = sessions::lock(tx, cmd.session_id).await? else {
         return Err(Rejection::NotFound("session").into());
     };
-    let (outcome, audited) = match decide(tx, cmd, &session).await? {
-        Decided::Judged(outcome) => (outcome, true),
-        Decided::Unjudged(rejection) => (Err(rejection), false),
-    };
+    let (outcome, audited) = decide(tx, cmd, &session).await?.outcome();
     if audited {
-        let entry = match &outcome {
-            Ok(placed) => AuditEntry {
-                at: cmd.now,
-                session_id: session.session_id,
-                request_id: cmd.request_id.clone(),
-                client_id: client_id(cmd).map(str::to_owned),
-                status: placed.response.status,
-                code: if placed.replayed { REPLAYED } else { ACCEPTED }.to_owned(),
-                idempotent_replay: placed.replayed,
-                order_id: Some(placed.order_id),
-            },
-            Err(rejection) => AuditEntry::refused(
-                cmd.now,
-                session.session_id,
-                &cmd.request_id,
-                client_id(cmd),
-                rejection.code(),
-            ),
-        };
-        audit::append(tx.conn(), session.shop_id, &entry).await?;
+        audit::append(tx.conn(), session.shop_id, &cmd.audit_entry(&outcome)).await?;
     }
     Ok(Ordered {
         shop_id: session.shop_id,
@@ -113,17 +83,11 @@ pub(crate) async fn gave_up(
     let session = sessions::find(tx.conn(), cmd.session_id)
         .await?
         .ok_or(Rejection::NotFound("session"))?;
-    let entry = AuditEntry::refused(
-        cmd.now,
-        session.session_id,
-        &cmd.request_id,
-        client_id(cmd),
-        rejection.code(),
-    );
-    audit::append(tx.conn(), session.shop_id, &entry).await?;
+    let outcome = Err(rejection);
+    audit::append(tx.conn(), session.shop_id, &cmd.audit_entry(&outcome)).await?;
     Ok(Ordered {
         shop_id: session.shop_id,
-        outcome: Err(rejection),
+        outcome,
         audited: true,
     })
 }

@@ -6,7 +6,6 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-use ordergate_domain::audit::{ACCEPTED, AuditEntry, REPLAYED};
 use ordergate_domain::catalog::Topping;
 use ordergate_domain::events::ORDER_PLACED;
 use ordergate_domain::inventory::{Operation, StockLevel};
@@ -37,35 +36,9 @@ pub(crate) fn place(conn: &Connection, cmd: &PlaceOrder) -> Result<Ordered, Sqli
     let Some(session) = sessions::find(conn, cmd.session_id)? else {
         return Err(Rejection::NotFound("session").into());
     };
-    let (outcome, audited) = match decide(conn, cmd, &session)? {
-        Decided::Judged(outcome) => (outcome, true),
-        Decided::Unjudged(rejection) => (Err(rejection), false),
-    };
-    let client_id = match &cmd.caller {
-        Caller::Guest { client_id, .. } => Some(client_id.as_str()),
-        Caller::Staff => None,
-    };
+    let (outcome, audited) = decide(conn, cmd, &session)?.outcome();
     if audited {
-        let entry = match &outcome {
-            Ok(placed) => AuditEntry {
-                at: cmd.now,
-                session_id: session.session_id,
-                request_id: cmd.request_id.clone(),
-                client_id: client_id.map(str::to_owned),
-                status: placed.response.status,
-                code: if placed.replayed { REPLAYED } else { ACCEPTED }.to_owned(),
-                idempotent_replay: placed.replayed,
-                order_id: Some(placed.order_id),
-            },
-            Err(rejection) => AuditEntry::refused(
-                cmd.now,
-                session.session_id,
-                &cmd.request_id,
-                client_id,
-                rejection.code(),
-            ),
-        };
-        audit::append(conn, std::slice::from_ref(&entry))?;
+        audit::append(conn, &[cmd.audit_entry(&outcome)])?;
     }
     Ok(Ordered {
         shop_id: session.shop_id,

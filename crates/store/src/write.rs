@@ -4,6 +4,7 @@
 
 use ordergate_domain::Rejection;
 use ordergate_domain::Timestamp;
+use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::InventoryItem;
 use ordergate_domain::order::{Order, StatusChange, ValidOrder};
@@ -113,6 +114,37 @@ pub struct PlaceOrder {
     pub now: Timestamp,
 }
 
+impl PlaceOrder {
+    /// The guest's device id; `None` for staff.
+    pub fn client_id(&self) -> Option<&str> {
+        match &self.caller {
+            Caller::Guest { client_id, .. } => Some(client_id.as_str()),
+            Caller::Staff => None,
+        }
+    }
+
+    /// The audit row of this request's outcome.
+    pub fn audit_entry(&self, outcome: &Result<Placed, Rejection>) -> AuditEntry {
+        let (at, session, request, client) = (
+            self.now,
+            self.session_id,
+            &self.request_id,
+            self.client_id(),
+        );
+        match outcome {
+            Ok(placed) => AuditEntry::placed(
+                at,
+                session,
+                request,
+                client,
+                placed.order_id,
+                placed.replayed,
+            ),
+            Err(rejection) => AuditEntry::refused(at, session, request, client, rejection.code()),
+        }
+    }
+}
+
 /// How an order POST ended, once its audit row (if any) committed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ordered {
@@ -131,6 +163,16 @@ pub enum Decided {
     Judged(Result<Placed, Rejection>),
     /// Refused before the credentials were judged: not audited.
     Unjudged(Rejection),
+}
+
+impl Decided {
+    /// The outcome, and whether it is written to the audit log.
+    pub fn outcome(self) -> (Result<Placed, Rejection>, bool) {
+        match self {
+            Decided::Judged(outcome) => (outcome, true),
+            Decided::Unjudged(rejection) => (Err(rejection), false),
+        }
+    }
 }
 
 impl From<Result<Placed, Rejection>> for Decided {

@@ -7,12 +7,12 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use ordergate_domain::Rejection;
-use ordergate_domain::audit::{AuditEntry, REPLAYED};
+use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
 use ordergate_domain::order::{Order, OrderRequest, ValidOrder};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::GuestProof;
-use ordergate_store::{Caller, Claim, PlaceOrder};
+use ordergate_store::{Caller, Claim, PlaceOrder, Placed};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -314,8 +314,7 @@ async fn committed_replay(
     state: &AppState,
     command: &PlaceOrder,
 ) -> Result<Option<Sent>, ApiError> {
-    let (Caller::Guest { proof, client_id }, Some(claim)) = (&command.caller, &command.claim)
-    else {
+    let (Caller::Guest { proof, .. }, Some(claim)) = (&command.caller, &command.claim) else {
         return Ok(None);
     };
     let store = state.store();
@@ -327,16 +326,11 @@ async fn committed_replay(
         return Ok(None);
     };
     store
-        .record_audit(AuditEntry {
-            at: command.now,
-            session_id: command.session_id,
-            request_id: command.request_id.clone(),
-            client_id: Some(client_id.as_str().to_owned()),
-            status: replay.response.status,
-            code: REPLAYED.to_owned(),
-            idempotent_replay: true,
-            order_id: Some(replay.order_id),
-        })
+        .record_audit(command.audit_entry(&Ok(Placed {
+            order_id: replay.order_id,
+            response: replay.response.clone(),
+            replayed: true,
+        })))
         .await?;
     state.metrics().order_placed(replay.shop_id, true);
     Ok(Some(Sent {
