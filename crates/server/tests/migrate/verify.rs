@@ -84,13 +84,7 @@ async fn verify_names_what_is_wrong_with_a_corrupted_database() {
             "{expected:?} missing from:\n{report}"
         );
     }
-    let table_line = |check: &str| {
-        report
-            .lines()
-            .find(|l| l.starts_with(check))
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let table_line = |check: &str| table_line(&report, check);
     assert!(
         table_line("stock = op-log sum").ends_with("1 PROBLEM"),
         "{report}"
@@ -368,16 +362,19 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
             "{expected:?} missing from:\n{report}"
         );
     }
-    let table_line = |check: &str| {
-        report
-            .lines()
-            .find(|l| l.starts_with(check))
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let table_line = |check: &str| table_line(&report, check);
     assert!(
         table_line("order/cancel rows = lines").ends_with("8 PROBLEMS"),
         "{report}"
     );
     assert!(table_line("stock = op-log sum").ends_with("ok"), "{report}");
+}
+
+/// The row of `check` in the table a verify report opens with.
+fn table_line(report: &str, check: &str) -> String {
+    report
+        .lines()
+        .find(|l| l.starts_with(check))
+        .unwrap_or_default()
+        .to_owned()
 }
