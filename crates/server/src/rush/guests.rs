@@ -264,7 +264,9 @@ impl Guest {
 
     /// Sends an order until it has a final answer, with the same key every
     /// time: through lost answers, a server that is down, and the refusals
-    /// that say "retry" (in progress, busy, cooldown, unavailable).
+    /// that say "retry" (in progress, busy, cooldown, the session's order
+    /// rate, unavailable, and a request timeout: that order may yet commit,
+    /// and the retry then gets its answer).
     async fn send(&self, attempt: &OrderAttempt, drop_first: bool) -> Answer {
         let give_up = Instant::now() + Duration::from_secs(self.args.duration_secs) + SETTLE;
         let mut backoff = Duration::from_millis(50);
@@ -288,7 +290,9 @@ impl Guest {
                         code @ ("REQUEST_IN_PROGRESS"
                         | "SESSION_BUSY"
                         | "COOLDOWN_ACTIVE"
-                        | "UNAVAILABLE") => {
+                        | "SESSION_RATE_LIMITED"
+                        | "UNAVAILABLE"
+                        | "REQUEST_TIMEOUT") => {
                             *tally.retries_by_code.entry(code.to_owned()).or_default() += 1;
                             reply.retry_after().unwrap_or(backoff)
                         }
