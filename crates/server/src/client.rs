@@ -213,6 +213,25 @@ impl Client {
     /// A guest order POST with every header; `timeout` bounds the wait for
     /// its answer (a client that gives up early, as phones do).
     pub async fn place_order(&self, attempt: &OrderAttempt, timeout: Option<Duration>) -> Answer {
+        Self::send(self.order_request(attempt, timeout)).await
+    }
+
+    /// [`Client::place_order`], sending `request_id` as `X-Request-Id`: the
+    /// server files it in the attempt's audit row, which ties that row to
+    /// the key and the attempt.
+    pub async fn place_order_as(
+        &self,
+        attempt: &OrderAttempt,
+        request_id: &str,
+        timeout: Option<Duration>,
+    ) -> Answer {
+        let request = self
+            .order_request(attempt, timeout)
+            .header("X-Request-Id", request_id);
+        Self::send(request).await
+    }
+
+    fn order_request(&self, attempt: &OrderAttempt, timeout: Option<Duration>) -> RequestBuilder {
         let path = format!("/api/v1/sessions/{}/orders", attempt.session_id);
         let mut request = self
             .request(Method::POST, &path)
@@ -223,7 +242,7 @@ impl Client {
         if let Some(timeout) = timeout {
             request = request.timeout(timeout);
         }
-        Self::send(request).await
+        request
     }
 
     /// The shop's live events from just after `last_event_id`.

@@ -44,11 +44,23 @@ fn assert_promise_kept(report: &Value) {
     assert_eq!(report["passed"], true, "{report:#}");
     assert_eq!(report["duplicates"], 0, "{report:#}");
     assert_eq!(report["acknowledgedButLost"], 0, "{report:#}");
-    assert!(report["acknowledged"].as_u64().unwrap() > 0, "{report:#}");
-    assert_eq!(report["acknowledged"], report["inHistory"], "{report:#}");
+    let acknowledged = report["acknowledged"].as_u64().unwrap();
+    assert!(acknowledged > 0, "{report:#}");
+    // Every order in the history is one a 201 told a guest of: an intent's,
+    // or a fresh-key tap's that the contract lets through (after a refusal,
+    // a cancellation, or with allowRepeat).
+    assert_eq!(
+        acknowledged + report["freshKeyTapsPlaced"].as_u64().unwrap(),
+        report["inHistory"].as_u64().unwrap(),
+        "{report:#}"
+    );
     let checks = report["checks"].as_array().unwrap();
     assert!(checks.len() >= 6, "{report:#}");
     assert!(checks.iter().all(|c| c["passed"] == true), "{report:#}");
+    assert!(
+        checks.iter().all(|c| c.get("evidence").is_none()),
+        "{report:#}"
+    );
 }
 
 #[test]

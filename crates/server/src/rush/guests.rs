@@ -1,18 +1,20 @@
 //! The guests (and the staff) of a rush: phones that browse, order and
 //! misbehave, and a floor that restocks and cancels meanwhile.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use hdrhistogram::Histogram;
+use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::RushArgs;
 use super::setup::{Shop, Table};
-use crate::client::{Client, OrderAttempt};
+use crate::client::{Client, ClientError, OrderAttempt};
 
 /// How long after the rush a pending order keeps retrying before it gives up.
 const SETTLE: Duration = Duration::from_secs(30);
@@ -21,47 +23,165 @@ const DROPPED: Duration = Duration::from_millis(1);
 /// How long a patient client waits for an answer.
 const PATIENT: Duration = Duration::from_secs(10);
 
-/// How an intended order ended.
+/// Refusals that say "not now": a guest waits them out and sends again
+/// with the same key. REQUEST_TIMEOUT is one too: the order may yet
+/// commit, and the retry then gets its answer.
+const RETRIED: [&str; 6] = [
+    "REQUEST_IN_PROGRESS",
+    "SESSION_BUSY",
+    "COOLDOWN_ACTIVE",
+    "SESSION_RATE_LIMITED",
+    "UNAVAILABLE",
+    "REQUEST_TIMEOUT",
+];
+
+/// What one attempt heard back: kept whole, so that a failed check can
+/// show exactly what each tap was told.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Heard {
+    /// The attempt's `X-Request-Id`, which the server's audit log keeps.
+    pub request_id: String,
+    /// When it went out, to set beside the server's timestamps.
+    pub sent_at: DateTime<Utc>,
+    /// `None` when no answer came: see `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Why no answer came: "timeout" (given up on, as a dropped answer is)
+    /// or "connection" (the server was down or went away).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// A 201's `orderId`, or a DUPLICATE_PAYLOAD's `originalOrderId`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
+}
+
+/// How one tap's send ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Answer<'a> {
+    /// 201, naming the order.
+    Placed(&'a str),
+    /// DUPLICATE_PAYLOAD, naming the order it repeats.
+    Duplicate(&'a str),
+    Refused(&'a str),
+    /// No final answer before giving up.
+    GaveUp,
+}
+
+impl Heard {
+    /// The final answer this attempt was, if it was one.
+    pub fn answer(&self) -> Option<Answer<'_>> {
+        let id = self.order_id.as_deref().unwrap_or_default();
+        match (self.status?, self.code.as_deref()) {
+            (201, _) => Some(Answer::Placed(id)),
+            (_, Some("DUPLICATE_PAYLOAD")) => Some(Answer::Duplicate(id)),
+            (_, Some(code)) if RETRIED.contains(&code) => None,
+            (_, code) => Some(Answer::Refused(code.unwrap_or("?"))),
+        }
+    }
+}
+
+/// Everything sent with one idempotency key.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Request {
+    pub key: String,
+    /// Every attempt of each tap (two taps at once for a double tap), up to
+    /// its final answer.
+    pub sends: Vec<Vec<Heard>>,
+}
+
+impl Request {
+    /// How each tap's send ended.
+    pub fn answers(&self) -> impl Iterator<Item = Answer<'_>> {
+        self.sends.iter().map(|attempts| {
+            attempts
+                .last()
+                .and_then(Heard::answer)
+                .unwrap_or(Answer::GaveUp)
+        })
+    }
+
+    /// The orders this key's 201 answers named: one, or none; more is a
+    /// duplicate.
+    pub fn placed(&self) -> BTreeSet<&str> {
+        self.answers()
+            .filter_map(|answer| match answer {
+                Answer::Placed(id) => Some(id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether an attempt may have committed without its answer being
+    /// heard: a tap gave up, and no 201 ever named the key's order.
+    pub fn unresolved(&self) -> bool {
+        self.placed().is_empty() && self.answers().any(|a| a == Answer::GaveUp)
+    }
+}
+
+/// How an intended order ended, from its taps' answers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ending {
-    /// Acknowledged with 201; every answer's order id (several for double taps).
-    Placed(Vec<String>),
-    /// Refused with this code (e.g. OUT_OF_STOCK).
+    /// A 201 named its order (whatever the other tap of a double tap heard:
+    /// one refused before a restock may be followed by one placed after it).
+    Placed,
+    /// Refused with this code (OUT_OF_STOCK, DUPLICATE_PAYLOAD, ...).
     Refused(String),
     /// No final answer before giving up.
     GaveUp,
 }
 
+/// One order a guest meant to place: its cart, the key it was sent with,
+/// and a buggy client's second tap of it with a fresh key.
 #[derive(Debug, Clone)]
 pub struct Intent {
-    pub client_id: String,
+    pub table: String,
     pub session_id: String,
-    pub double_tapped: bool,
-    pub ending: Ending,
+    pub client_id: String,
+    pub cart: Value,
+    pub request: Request,
+    /// Sent after the first key's answer, with the same cart.
+    pub fresh_tap: Option<Request>,
 }
 
 impl Intent {
-    pub fn order_id(&self) -> Option<&str> {
-        match &self.ending {
-            Ending::Placed(ids) => ids.first().map(String::as_str),
-            _ => None,
-        }
+    pub fn double_tapped(&self) -> bool {
+        self.request.sends.len() > 1
     }
-}
 
-/// A buggy client's second tap with a fresh key, and what it got.
-#[derive(Debug, Clone)]
-pub struct FreshTap {
-    /// The order the first tap placed.
-    pub original: Option<String>,
-    /// `originalOrderId` of a DUPLICATE_PAYLOAD refusal, or the order a 201 placed.
-    pub answer: Result<String, String>,
-    pub duplicate_refused: bool,
+    /// The guest chose the same cart again and said so: the server places it
+    /// however recently the same cart was placed.
+    pub fn allow_repeat(&self) -> bool {
+        self.cart["allowRepeat"] == true
+    }
+
+    pub fn ending(&self) -> Ending {
+        if !self.request.placed().is_empty() {
+            return Ending::Placed;
+        }
+        self.request
+            .answers()
+            .find_map(|answer| match answer {
+                Answer::Duplicate(_) => Some(Ending::Refused("DUPLICATE_PAYLOAD".into())),
+                Answer::Refused(code) => Some(Ending::Refused(code.to_owned())),
+                _ => None,
+            })
+            .unwrap_or(Ending::GaveUp)
+    }
+
+    /// Every key of this intent, and whether it is the fresh-key tap's.
+    pub fn requests(&self) -> impl Iterator<Item = (&Request, bool)> {
+        std::iter::once((&self.request, false)).chain(self.fresh_tap.iter().map(|r| (r, true)))
+    }
 }
 
 pub struct Tally {
     pub intents: Vec<Intent>,
-    pub fresh_taps: Vec<FreshTap>,
     /// Microseconds from a guest's tap to its final answer, retries included.
     pub latency: Histogram<u64>,
     pub attempts: u64,
@@ -73,12 +193,20 @@ impl Tally {
     fn new() -> Tally {
         Tally {
             intents: Vec::new(),
-            fresh_taps: Vec::new(),
             latency: Histogram::new_with_bounds(1, 120_000_000, 3).expect("histogram bounds"),
             attempts: 0,
             lost_answers: 0,
             retries_by_code: BTreeMap::new(),
         }
+    }
+
+    /// Every order some 201 named, fresh-key taps' included.
+    pub fn answered_orders(&self) -> BTreeSet<&str> {
+        self.intents
+            .iter()
+            .flat_map(Intent::requests)
+            .flat_map(|(request, _)| request.placed())
+            .collect()
     }
 }
 
@@ -125,14 +253,6 @@ struct Guest {
     tally: Arc<Mutex<Tally>>,
     /// Orders acknowledged so far, for the progress bar.
     acknowledged: Arc<AtomicUsize>,
-}
-
-/// What one send of an order came to.
-enum Answer {
-    Placed(String),
-    Duplicate(String),
-    Refused(String),
-    GaveUp,
 }
 
 impl Guest {
@@ -202,17 +322,21 @@ impl Guest {
         };
         let started = Instant::now();
         let drop_first = rand::random_bool(self.args.drop);
-        let double_tapped = rand::random_bool(self.args.double_tap);
-        let answers = if double_tapped {
-            let (first, second) =
-                tokio::join!(self.send(&attempt, drop_first), self.send(&attempt, false));
+        let sends = if rand::random_bool(self.args.double_tap) {
+            let (first, second) = tokio::join!(
+                self.send(&attempt, 1, drop_first),
+                self.send(&attempt, 2, false)
+            );
             vec![first, second]
         } else {
-            vec![self.send(&attempt, drop_first).await]
+            vec![self.send(&attempt, 1, drop_first).await]
         };
         let elapsed = started.elapsed().as_micros() as u64;
-        let ending = ending(answers);
-        if matches!(ending, Ending::Placed(_)) {
+        let request = Request {
+            key: attempt.key.clone(),
+            sends,
+        };
+        if !request.placed().is_empty() {
             self.acknowledged.fetch_add(1, Ordering::Relaxed);
         }
         let fresh_tap = if rand::random_bool(self.args.fresh_key_tap) {
@@ -220,96 +344,93 @@ impl Guest {
                 key: Uuid::new_v4().to_string(),
                 ..attempt.clone()
             };
-            Some(self.send(&buggy, false).await)
+            Some(Request {
+                sends: vec![self.send(&buggy, 1, false).await],
+                key: buggy.key,
+            })
         } else {
             None
         };
         let intent = Intent {
-            client_id: self.client_id.clone(),
-            session_id: self.table.session_id.clone(),
-            double_tapped,
-            ending,
+            table: self.table.label.clone(),
+            session_id: attempt.session_id,
+            client_id: attempt.client_id,
+            cart: attempt.body,
+            request,
+            fresh_tap,
         };
         let mut tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
         // Think times are ~2 s: longer answers are counted as the queue a
         // steady arrival rate would have built (coordinated omission).
         let _ = tally.latency.record_correct(elapsed.max(1), 2_000_000);
-        if let Some(answer) = fresh_tap {
-            let original = intent.order_id().map(str::to_owned);
-            tally.fresh_taps.push(match answer {
-                Answer::Duplicate(id) => FreshTap {
-                    original,
-                    answer: Ok(id),
-                    duplicate_refused: true,
-                },
-                Answer::Placed(id) => FreshTap {
-                    original,
-                    answer: Ok(id),
-                    duplicate_refused: false,
-                },
-                Answer::Refused(code) => FreshTap {
-                    original,
-                    answer: Err(code),
-                    duplicate_refused: false,
-                },
-                Answer::GaveUp => FreshTap {
-                    original,
-                    answer: Err("no answer".into()),
-                    duplicate_refused: false,
-                },
-            });
-        }
         tally.intents.push(intent);
     }
 
     /// Sends an order until it has a final answer, with the same key every
     /// time: through lost answers, a server that is down, and the refusals
-    /// that say "retry" (in progress, busy, cooldown, the session's order
-    /// rate, unavailable, and a request timeout: that order may yet commit,
-    /// and the retry then gets its answer).
-    async fn send(&self, attempt: &OrderAttempt, drop_first: bool) -> Answer {
+    /// that say "retry" ([`RETRIED`]). Returns every attempt's answer; `tap`
+    /// tells a double tap's two sends apart in their request ids.
+    async fn send(&self, attempt: &OrderAttempt, tap: u8, drop_first: bool) -> Vec<Heard> {
         let give_up = Instant::now() + Duration::from_secs(self.args.duration_secs) + SETTLE;
         let mut backoff = Duration::from_millis(50);
-        let mut first = true;
+        let mut attempts = Vec::new();
         loop {
-            let timeout = if drop_first && first {
+            let timeout = if drop_first && attempts.is_empty() {
                 DROPPED
             } else {
                 PATIENT
             };
-            first = false;
-            let answer = self.client().place_order(attempt, Some(timeout)).await;
-            let retry_in = {
+            // Plain (hex, '-', '.') and at most 64 characters, so the server
+            // keeps it in its audit row: the key, the tap, the attempt.
+            let request_id = format!("{}.{tap}.{}", attempt.key, attempts.len() + 1);
+            let sent_at = Utc::now();
+            let answer = self
+                .client()
+                .place_order_as(attempt, &request_id, Some(timeout))
+                .await;
+            let heard = match &answer {
+                Ok(reply) => Heard {
+                    request_id,
+                    sent_at,
+                    status: Some(reply.status),
+                    error: None,
+                    code: reply.code().map(str::to_owned),
+                    order_id: reply
+                        .str("orderId")
+                        .or_else(|| reply.str("originalOrderId"))
+                        .map(str::to_owned),
+                    replayed: reply.replayed(),
+                },
+                Err(error) => Heard {
+                    request_id,
+                    sent_at,
+                    status: None,
+                    error: Some(match error {
+                        ClientError::Timeout => "timeout",
+                        ClientError::Network(_) => "connection",
+                    }),
+                    code: None,
+                    order_id: None,
+                    replayed: false,
+                },
+            };
+            let done = heard.answer().is_some();
+            let retry_in = match &answer {
+                Ok(reply) => reply.retry_after().unwrap_or(backoff),
+                Err(_) => backoff,
+            };
+            {
                 let mut tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
                 tally.attempts += 1;
-                match &answer {
-                    Ok(reply) if reply.status == 201 => {
-                        return Answer::Placed(reply.str("orderId").unwrap_or_default().to_owned());
-                    }
-                    Ok(reply) => match reply.code().unwrap_or("?") {
-                        code @ ("REQUEST_IN_PROGRESS"
-                        | "SESSION_BUSY"
-                        | "COOLDOWN_ACTIVE"
-                        | "SESSION_RATE_LIMITED"
-                        | "UNAVAILABLE"
-                        | "REQUEST_TIMEOUT") => {
-                            *tally.retries_by_code.entry(code.to_owned()).or_default() += 1;
-                            reply.retry_after().unwrap_or(backoff)
-                        }
-                        "DUPLICATE_PAYLOAD" => {
-                            let original = reply.str("originalOrderId").unwrap_or_default();
-                            return Answer::Duplicate(original.to_owned());
-                        }
-                        code => return Answer::Refused(code.to_owned()),
-                    },
-                    Err(_) => {
-                        tally.lost_answers += 1;
-                        backoff
-                    }
+                match &heard.code {
+                    _ if done => {}
+                    Some(code) => *tally.retries_by_code.entry(code.clone()).or_default() += 1,
+                    None => tally.lost_answers += 1,
                 }
-            };
-            if Instant::now() + retry_in > give_up {
-                return Answer::GaveUp;
+            }
+            attempts.push(heard);
+            if done || Instant::now() + retry_in > give_up {
+                return attempts;
             }
             tokio::time::sleep(retry_in).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
@@ -328,20 +449,6 @@ impl Guest {
             tokio::time::sleep(Duration::from_millis(rand::random_range(1_000..3_000))).await;
         }
     }
-}
-
-/// One intended order's ending from its answers (two for a double tap).
-fn ending(answers: Vec<Answer>) -> Ending {
-    let mut placed = Vec::new();
-    for answer in answers {
-        match answer {
-            // The same cart placed moments ago by this device: that order.
-            Answer::Placed(id) | Answer::Duplicate(id) => placed.push(id),
-            Answer::Refused(code) => return Ending::Refused(code),
-            Answer::GaveUp => return Ending::GaveUp,
-        }
-    }
-    Ending::Placed(placed)
 }
 
 /// What the floor staff did during the rush.

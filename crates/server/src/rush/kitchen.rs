@@ -14,9 +14,20 @@ use crate::client::Client;
 /// Every event the kitchen received, in order of arrival.
 #[derive(Debug, Default, Clone)]
 pub struct Seen {
-    /// (event id, event type, order id for order events).
-    pub events: Vec<(i64, String, Option<String>)>,
+    pub events: Vec<Event>,
     pub reconnects: u64,
+}
+
+/// What the checks need of one event. Ids increase in commit order, so they
+/// also tell whether an order was cancelled before another was placed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub id: i64,
+    pub kind: String,
+    /// For order events.
+    pub order_id: Option<String>,
+    /// The order's status, for order events.
+    pub status: Option<String>,
 }
 
 pub struct Follower {
@@ -36,9 +47,15 @@ async fn watch(clients: Arc<Vec<Client>>, shop_id: String, seen: Arc<Mutex<Seen>
         if let Ok(mut stream) = clients[node].events(&shop_id, last).await {
             while let Ok(Some(event)) = stream.next().await {
                 last = event.id;
-                let order_id = event.data["orderId"].as_str().map(str::to_owned);
+                let text = |field: &str| event.data[field].as_str().map(str::to_owned);
+                let seen_event = Event {
+                    id: event.id,
+                    order_id: text("orderId"),
+                    status: text("status"),
+                    kind: event.event,
+                };
                 let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-                seen.events.push((event.id, event.event, order_id));
+                seen.events.push(seen_event);
             }
         }
         seen.lock().unwrap_or_else(|e| e.into_inner()).reconnects += 1;
@@ -50,7 +67,7 @@ impl Follower {
     /// Waits (up to 10 s) until the kitchen has seen every acknowledged
     /// order, then stops following and returns what it saw.
     pub async fn finish(self, tally: &Tally) -> Seen {
-        let expected: BTreeSet<&str> = tally.intents.iter().filter_map(|i| i.order_id()).collect();
+        let expected = tally.answered_orders();
         let until = Instant::now() + Duration::from_secs(10);
         loop {
             let complete = {
@@ -58,8 +75,8 @@ impl Follower {
                 let placed: BTreeSet<&str> = seen
                     .events
                     .iter()
-                    .filter(|(_, kind, _)| kind == "order.placed")
-                    .filter_map(|(_, _, id)| id.as_deref())
+                    .filter(|e| e.kind == "order.placed")
+                    .filter_map(|e| e.order_id.as_deref())
                     .collect();
                 expected.is_subset(&placed)
             };

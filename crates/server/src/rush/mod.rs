@@ -84,6 +84,11 @@ pub struct RushArgs {
     #[arg(long)]
     pub hot_item: bool,
 
+    /// The servers' duplicate window (`serve --duplicate-window-secs`):
+    /// rush's own servers get it, and the check of duplicates goes by it.
+    #[arg(long, env = "ORDERGATE_DUPLICATE_WINDOW_SECS", default_value_t = 30)]
+    pub duplicate_window_secs: u64,
+
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -106,7 +111,12 @@ pub async fn run(args: RushArgs) -> anyhow::Result<()> {
         bail!("a rush needs at least one table and one guest");
     }
     let mut cluster = if args.urls.is_empty() {
-        nodes::Cluster::start(args.database.clone(), args.nodes).await?
+        nodes::Cluster::start(
+            args.database.clone(),
+            args.nodes,
+            args.duplicate_window_secs,
+        )
+        .await?
     } else {
         let token = args
             .staff_token
@@ -147,7 +157,8 @@ pub async fn run(args: RushArgs) -> anyhow::Result<()> {
         staff,
         elapsed,
     };
-    let verdict = check::verify(&clients[0], &outcome).await?;
+    let window = Duration::from_secs(args.duplicate_window_secs);
+    let verdict = check::verify(&clients[0], &outcome, window).await?;
     cluster.stop();
     report::print(&args, &outcome, &verdict);
     if verdict.holds() {

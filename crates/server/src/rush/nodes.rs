@@ -26,11 +26,17 @@ struct Node {
 struct Process {
     child: Child,
     database: String,
+    duplicate_window_secs: u64,
 }
 
 impl Cluster {
-    /// Starts `count` servers on `database` (a new SQLite file by default).
-    pub async fn start(database: Option<String>, count: usize) -> anyhow::Result<Cluster> {
+    /// Starts `count` servers on `database` (a new SQLite file by default),
+    /// with the duplicate window the checks will assume.
+    pub async fn start(
+        database: Option<String>,
+        count: usize,
+        duplicate_window_secs: u64,
+    ) -> anyhow::Result<Cluster> {
         let dir = tempfile::tempdir().context("cannot make a temporary directory")?;
         let database = database
             .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("rush.db").display()));
@@ -40,12 +46,14 @@ impl Cluster {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let mut nodes = Vec::with_capacity(count);
         for _ in 0..count.max(1) {
-            let (child, base) = spawn(&database, &token, "127.0.0.1:0").await?;
+            let (child, base) =
+                spawn(&database, &token, duplicate_window_secs, "127.0.0.1:0").await?;
             nodes.push(Node {
                 base,
                 process: Some(Process {
                     child,
                     database: database.clone(),
+                    duplicate_window_secs,
                 }),
             });
         }
@@ -92,7 +100,8 @@ impl Cluster {
         // The port may linger a moment after the kill.
         let mut last_error = None;
         for _ in 0..50 {
-            match spawn(&process.database, &self.token, &listen).await {
+            let window = process.duplicate_window_secs;
+            match spawn(&process.database, &self.token, window, &listen).await {
                 Ok((child, _)) => {
                     process.child = child;
                     return Ok(());
@@ -120,10 +129,19 @@ impl Drop for Cluster {
 
 /// Starts `ordergate serve` (this very binary) and waits for its
 /// `listening on` line.
-async fn spawn(database: &str, token: &str, listen: &str) -> anyhow::Result<(Child, String)> {
+async fn spawn(
+    database: &str,
+    token: &str,
+    duplicate_window_secs: u64,
+    listen: &str,
+) -> anyhow::Result<(Child, String)> {
     let mut child = Command::new(std::env::current_exe().context("cannot find this program")?)
         .args(["serve", "--listen", listen, "--database", database])
         .env("ORDERGATE_STAFF_TOKEN", token)
+        .env(
+            "ORDERGATE_DUPLICATE_WINDOW_SECS",
+            duplicate_window_secs.to_string(),
+        )
         // A rush's tables order far faster than real ones; the per-session
         // order limit (servers that have one) would turn it into a test of
         // that limit.

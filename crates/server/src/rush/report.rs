@@ -2,32 +2,38 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::check::Verdict;
-use super::guests::Ending;
+use super::guests::{Answer, Ending};
 use super::{Outcome, RushArgs};
+
+/// Problems of a failed check the text report shows (`--json` has them all).
+const SHOWN: usize = 3;
 
 pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
     let guests = &outcome.guests;
     let intended = guests.intents.len();
-    let acknowledged = guests
-        .intents
-        .iter()
-        .filter(|i| i.order_id().is_some())
-        .count();
-    let mut refused: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut acknowledged = 0;
+    let mut refused: BTreeMap<String, usize> = BTreeMap::new();
     for intent in &guests.intents {
-        if let Ending::Refused(code) = &intent.ending {
-            *refused.entry(code.as_str()).or_default() += 1;
+        match intent.ending() {
+            Ending::Placed => acknowledged += 1,
+            Ending::Refused(code) => *refused.entry(code).or_default() += 1,
+            Ending::GaveUp => {}
         }
     }
-    let double_taps = guests.intents.iter().filter(|i| i.double_tapped).count();
-    let caught = guests
-        .fresh_taps
+    let double_taps = guests.intents.iter().filter(|i| i.double_tapped()).count();
+    let fresh_taps: Vec<_> = guests
+        .intents
         .iter()
-        .filter(|t| t.duplicate_refused)
+        .filter_map(|i| i.fresh_tap.as_ref())
+        .collect();
+    let caught = fresh_taps
+        .iter()
+        .filter(|t| t.answers().any(|a| matches!(a, Answer::Duplicate(_))))
         .count();
+    let fresh_placed = fresh_taps.iter().filter(|t| !t.placed().is_empty()).count();
     let secs = outcome.elapsed.as_secs_f64().max(f64::EPSILON);
     let latency_ms = |q: f64| guests.latency.value_at_quantile(q) as f64 / 1000.0;
     let figures = json!({
@@ -41,8 +47,9 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
         "acknowledgedButLost": verdict.lost,
         "refused": refused,
         "doubleTaps": double_taps,
-        "freshKeyTaps": guests.fresh_taps.len(),
+        "freshKeyTaps": fresh_taps.len(),
         "freshKeyTapsCaught": caught,
+        "freshKeyTapsPlaced": fresh_placed,
         "attempts": guests.attempts,
         "answersLost": guests.lost_answers,
         "retriedOn": guests.retries_by_code,
@@ -79,8 +86,8 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
     println!("  refused                  {refused:?}");
     println!("  double taps              {double_taps}");
     println!(
-        "  fresh-key taps           {} ({caught} refused as DUPLICATE_PAYLOAD)",
-        guests.fresh_taps.len()
+        "  fresh-key taps           {} ({caught} refused as DUPLICATE_PAYLOAD, {fresh_placed} placed)",
+        fresh_taps.len()
     );
     println!(
         "  requests / answers lost  {} / {}",
@@ -112,5 +119,88 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
     for check in &verdict.checks {
         let mark = if check.passed { "ok  " } else { "FAIL" };
         println!("  {mark} {}: {}", check.name, check.detail);
+        for problem in check.evidence.iter().take(SHOWN) {
+            print_problem(problem);
+        }
+        let more = check.evidence.len().saturating_sub(SHOWN) + check.evidence_left_out;
+        if more > 0 {
+            println!("         … and {more} more (--json lists them with their evidence)");
+        }
+    }
+}
+
+/// One problem of a failed check, a line for it and each order and key it
+/// involves.
+fn print_problem(problem: &Value) {
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    println!("       - {}", text(&problem["problem"]));
+    for order in problem["orders"].as_array().into_iter().flatten() {
+        let mut line = format!("order {}", text(&order["orderId"]));
+        for (field, label) in [
+            ("clientId", ""),
+            ("status", ""),
+            ("createdAt", "created "),
+            ("placedEvent", "placed at event "),
+            ("cancelledEvent", "cancelled at event "),
+        ] {
+            if !order[field].is_null() {
+                line.push_str(&format!(", {label}{}", text(&order[field])));
+            }
+        }
+        println!("           {line}");
+    }
+    for request in problem["requests"].as_array().into_iter().flatten() {
+        let sends: Vec<String> = request["sends"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|attempts| {
+                attempts
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|heard| {
+                        let mut said = match heard["status"].as_u64() {
+                            Some(status) => status.to_string(),
+                            None => format!("no answer ({})", text(&heard["error"])),
+                        };
+                        for field in ["code", "orderId"] {
+                            if let Some(value) = heard[field].as_str() {
+                                said.push(' ');
+                                said.push_str(value);
+                            }
+                        }
+                        if heard["replayed"] == true {
+                            said.push_str(" (replay)");
+                        }
+                        said
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            })
+            .collect();
+        println!(
+            "           key {} (intent {}{}, {} {}{}): {}",
+            text(&request["key"]),
+            request["intent"],
+            if request["freshKeyTap"] == true {
+                ", fresh-key tap"
+            } else {
+                ""
+            },
+            text(&request["table"]),
+            text(&request["clientId"]),
+            if request["allowRepeat"] == true {
+                ", allowRepeat"
+            } else {
+                ""
+            },
+            sends.join(" | ")
+        );
+    }
+    for (field, value) in problem.as_object().into_iter().flatten() {
+        if !["problem", "orders", "requests"].contains(&field.as_str()) {
+            println!("           {field}: {}", text(value));
+        }
     }
 }
