@@ -227,10 +227,13 @@ pub async fn verify(
             }));
         }
     }
+    let unanswered = outcome.staff.unanswered_restocks;
     checks.push(Check::new(
         "stock = initial + restocks − ordered, never below zero",
-        stock_problems.is_empty() && !truncated,
-        if stock_problems.is_empty() {
+        stock_problems.is_empty() && !truncated && unanswered == 0,
+        if unanswered > 0 {
+            format!("{unanswered} restocks never answered: whether they applied is unknown")
+        } else if stock_problems.is_empty() {
             format!(
                 "{} tracked items and toppings agree",
                 shop.initial_stock.len()

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::RushArgs;
 use super::setup::{Shop, Table};
-use crate::client::{Client, ClientError, OrderAttempt};
+use crate::client::{Answer as ClientAnswer, Client, ClientError, OrderAttempt, Reply};
 
 /// How long after the rush a pending order keeps retrying before it gives up.
 const SETTLE: Duration = Duration::from_secs(30);
@@ -456,6 +456,9 @@ impl Guest {
 pub struct StaffTally {
     /// Units added to each item by acknowledged restocks.
     pub restocked: BTreeMap<String, i64>,
+    /// Restocks that never got an answer: applied or not, nobody can say,
+    /// so the stock cannot be judged.
+    pub unanswered_restocks: usize,
     pub cancelled: Vec<String>,
 }
 
@@ -463,6 +466,7 @@ pub struct StaffTally {
 /// seconds, as a floor does, each with an Idempotency-Key kept on retry.
 pub async fn staff(clients: Arc<Vec<Client>>, shop: Shop, deadline: Instant) -> StaffTally {
     let mut tally = StaffTally::default();
+    let give_up = deadline + SETTLE;
     let mut round = 0u64;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -471,17 +475,14 @@ pub async fn staff(clients: Arc<Vec<Client>>, shop: Shop, deadline: Instant) -> 
         if let Some(hot) = &shop.hot {
             let quantity = (shop.tables.len() as i64).max(1);
             let key = Uuid::new_v4().to_string();
-            for _ in 0..20 {
-                match client
-                    .restock(&shop.shop_id, hot, quantity, Some(&key))
-                    .await
-                {
-                    Ok(reply) if reply.status == 200 => {
-                        *tally.restocked.entry(hot.clone()).or_default() += quantity;
-                        break;
-                    }
-                    _ => tokio::time::sleep(Duration::from_millis(250)).await,
+            let restock = || client.restock(&shop.shop_id, hot, quantity, Some(&key));
+            match until_answered(give_up, restock).await {
+                Some(reply) if reply.status == 200 => {
+                    *tally.restocked.entry(hot.clone()).or_default() += quantity;
                 }
+                // Refused: nothing was added.
+                Some(_) => {}
+                None => tally.unanswered_restocks += 1,
             }
         }
         if round.is_multiple_of(3) {
@@ -494,20 +495,36 @@ pub async fn staff(clients: Arc<Vec<Client>>, shop: Shop, deadline: Instant) -> 
             };
             let order_id = order["orderId"].as_str().unwrap_or_default().to_owned();
             let key = Uuid::new_v4().to_string();
-            for _ in 0..20 {
-                match client
-                    .set_status(&order_id, &json!({"status": "cancelled"}), Some(&key))
-                    .await
-                {
-                    Ok(reply) if reply.status == 200 => {
-                        tally.cancelled.push(order_id);
-                        break;
-                    }
-                    Ok(reply) if reply.status == 409 => break,
-                    _ => tokio::time::sleep(Duration::from_millis(250)).await,
-                }
+            let body = json!({"status": "cancelled"});
+            let cancel = || client.set_status(&order_id, &body, Some(&key));
+            if until_answered(give_up, cancel)
+                .await
+                .is_some_and(|reply| reply.status == 200)
+            {
+                tally.cancelled.push(order_id);
             }
         }
     }
     tally
+}
+
+/// Sends a staff request, with the same key every time, until it is
+/// answered with something other than "try again" (a lost answer, a
+/// server error, a [`RETRIED`] refusal); `None` if `give_up` came first.
+async fn until_answered<F, A>(give_up: Instant, mut send: F) -> Option<Reply>
+where
+    F: FnMut() -> A,
+    A: Future<Output = ClientAnswer>,
+{
+    loop {
+        match send().await {
+            Ok(reply)
+                if reply.status < 500 && !reply.code().is_some_and(|c| RETRIED.contains(&c)) =>
+            {
+                return Some(reply);
+            }
+            _ if Instant::now() > give_up => return None,
+            _ => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
 }

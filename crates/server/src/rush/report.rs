@@ -54,6 +54,7 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
         "answersLost": guests.lost_answers,
         "retriedOn": guests.retries_by_code,
         "restocks": outcome.staff.restocked,
+        "restocksUnanswered": outcome.staff.unanswered_restocks,
         "cancelled": outcome.staff.cancelled.len(),
         "kitchenEvents": outcome.kitchen.events.len(),
         "kitchenReconnects": outcome.kitchen.reconnects,
