@@ -587,7 +587,10 @@ impl<'a> Ledger<'a> {
             if self.facts.truncated {
                 format!("a table has {PAGE}+ orders: history is one page; run a smaller rush")
             } else {
-                format!("{} acknowledged, {count} missing", self.named.len())
+                format!(
+                    "{} orders acknowledged by a 201 (fresh-key taps' included), {count} missing",
+                    self.named.len()
+                )
             },
             lost,
         );
