@@ -15,16 +15,17 @@
 //! for, a cart placed again once the window has passed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use anyhow::bail;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::Outcome;
-use super::guests::{Answer, Intent, Request};
+use super::guests::{Answer, Intent, Request, says_retry};
 use super::kitchen::Event;
-use crate::client::Client;
+use crate::client::{Answer as ClientAnswer, Client, Reply};
 
 /// Rows one list request returns at most.
 const PAGE: u32 = 500;
@@ -172,8 +173,47 @@ impl Payload {
     }
 }
 
+/// How long a read the verdict is drawn from may keep failing.
+const READ_PATIENCE: Duration = Duration::from_secs(30);
+
+/// A read the verdict is drawn from. A failed read must never pass for an
+/// empty one (a history read answered 500 looked like 27 lost orders): it
+/// is retried, on each node in turn, through lost answers and what
+/// [`says_retry`], each failure told on stderr; anything but 200 in the
+/// end stops the rush without a verdict.
+async fn read<'a, A>(
+    clients: &'a [Client],
+    what: &str,
+    get: impl Fn(&'a Client) -> A,
+) -> anyhow::Result<Reply>
+where
+    A: Future<Output = ClientAnswer>,
+{
+    let give_up = Instant::now() + READ_PATIENCE;
+    let mut attempt = 0;
+    loop {
+        let client = &clients[attempt % clients.len()];
+        attempt += 1;
+        let answer = get(client).await;
+        let said = match &answer {
+            Ok(reply) if reply.status == 200 => return answer.map_err(Into::into),
+            Ok(reply) => format!("{} {}", reply.status, reply.code().unwrap_or_default()),
+            Err(e) => e.to_string(),
+        };
+        let retry = answer.as_ref().map_or(true, says_retry);
+        if !retry || Instant::now() > give_up {
+            bail!("could not read {what} from {}: {said}", client.base());
+        }
+        eprintln!(
+            "rush: reading {what} from {}: {said}; retrying",
+            client.base()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 pub async fn verify(
-    client: &Client,
+    clients: &[Client],
     outcome: &Outcome,
     duplicate_window: Duration,
 ) -> anyhow::Result<Verdict> {
@@ -181,7 +221,11 @@ pub async fn verify(
     let mut history = Vec::new();
     let mut truncated = false;
     for table in &shop.tables {
-        let reply = client.session_orders(&table.session_id, PAGE).await?;
+        let what = format!("the history of {}", table.label);
+        let reply = read(clients, &what, |c| {
+            c.session_orders(&table.session_id, PAGE)
+        })
+        .await?;
         let orders = reply.body["orders"].as_array().cloned().unwrap_or_default();
         truncated |= orders.len() == PAGE as usize;
         history.extend(orders.iter().map(Ordered::from_json));
@@ -195,7 +239,7 @@ pub async fn verify(
     });
     let mut checks = accounting.checks;
 
-    let inventory = client.inventory(&shop.shop_id).await?;
+    let inventory = read(clients, "the inventory", |c| c.inventory(&shop.shop_id)).await?;
     let stock: BTreeMap<String, Option<i64>> = inventory.body["entries"]
         .as_array()
         .into_iter()
@@ -244,7 +288,10 @@ pub async fn verify(
         stock_problems,
     ));
 
-    let log = client.inventory_log(&shop.shop_id, PAGE).await?;
+    let log = read(clients, "the inventory log", |c| {
+        c.inventory_log(&shop.shop_id, PAGE)
+    })
+    .await?;
     let rows = log.body["entries"].as_array().cloned().unwrap_or_default();
     let op_log = if rows.len() < PAGE as usize {
         let mut sums: BTreeMap<&str, i64> = BTreeMap::new();
@@ -840,6 +887,7 @@ mod tests {
     fn heard(status: Option<u16>, code: Option<&str>, order_id: Option<&str>) -> Heard {
         Heard {
             request_id: "r".into(),
+            node: 0,
             sent_at: Utc::now(),
             status,
             error: status.is_none().then_some("timeout"),

@@ -42,6 +42,9 @@ const RETRIED: [&str; 6] = [
 pub struct Heard {
     /// The attempt's `X-Request-Id`, which the server's audit log keeps.
     pub request_id: String,
+    /// The server it went to: its place in `--url` order, or among the
+    /// servers rush started (node 0 is the one `--kill` restarts).
+    pub node: usize,
     /// When it went out, to set beside the server's timestamps.
     pub sent_at: DateTime<Utc>,
     /// `None` when no answer came: see `error`.
@@ -383,14 +386,15 @@ impl Guest {
             // Plain (hex, '-', '.') and at most 64 characters, so the server
             // keeps it in its audit row: the key, the tap, the attempt.
             let request_id = format!("{}.{tap}.{}", attempt.key, attempts.len() + 1);
+            let node = rand::random_range(0..self.clients.len());
             let sent_at = Utc::now();
-            let answer = self
-                .client()
+            let answer = self.clients[node]
                 .place_order_as(attempt, &request_id, Some(timeout))
                 .await;
             let heard = match &answer {
                 Ok(reply) => Heard {
                     request_id,
+                    node,
                     sent_at,
                     status: Some(reply.status),
                     error: None,
@@ -403,6 +407,7 @@ impl Guest {
                 },
                 Err(error) => Heard {
                     request_id,
+                    node,
                     sent_at,
                     status: None,
                     error: Some(match error {
@@ -509,8 +514,8 @@ pub async fn staff(clients: Arc<Vec<Client>>, shop: Shop, deadline: Instant) -> 
 }
 
 /// Sends a staff request, with the same key every time, until it is
-/// answered with something other than "try again" (a lost answer, a
-/// server error, a [`RETRIED`] refusal); `None` if `give_up` came first.
+/// answered with something other than "try again" (a lost answer, or what
+/// [`says_retry`]); `None` if `give_up` came first.
 async fn until_answered<F, A>(give_up: Instant, mut send: F) -> Option<Reply>
 where
     F: FnMut() -> A,
@@ -518,13 +523,15 @@ where
 {
     loop {
         match send().await {
-            Ok(reply)
-                if reply.status < 500 && !reply.code().is_some_and(|c| RETRIED.contains(&c)) =>
-            {
-                return Some(reply);
-            }
+            Ok(reply) if !says_retry(&reply) => return Some(reply),
             _ if Instant::now() > give_up => return None,
             _ => tokio::time::sleep(Duration::from_millis(250)).await,
         }
     }
+}
+
+/// Whether an answer asks for the same request again later: a server
+/// error, or a [`RETRIED`] refusal.
+pub fn says_retry(reply: &Reply) -> bool {
+    reply.status >= 500 || reply.code().is_some_and(|c| RETRIED.contains(&c))
 }

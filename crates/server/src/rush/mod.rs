@@ -158,7 +158,7 @@ pub async fn run(args: RushArgs) -> anyhow::Result<()> {
         elapsed,
     };
     let window = Duration::from_secs(args.duplicate_window_secs);
-    let verdict = check::verify(&clients[0], &outcome, window).await?;
+    let verdict = check::verify(&clients, &outcome, window).await?;
     cluster.stop();
     report::print(&args, &outcome, &verdict);
     if verdict.holds() {

@@ -120,8 +120,9 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
     for check in &verdict.checks {
         let mark = if check.passed { "ok  " } else { "FAIL" };
         println!("  {mark} {}: {}", check.name, check.detail);
+        let several_nodes = args.urls.len().max(args.nodes) > 1;
         for problem in check.evidence.iter().take(SHOWN) {
-            print_problem(problem);
+            print_problem(problem, several_nodes);
         }
         let more = check.evidence.len().saturating_sub(SHOWN) + check.evidence_left_out;
         if more > 0 {
@@ -131,8 +132,8 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
 }
 
 /// One problem of a failed check, a line for it and each order and key it
-/// involves.
-fn print_problem(problem: &Value) {
+/// involves; with several nodes, each attempt says which one it went to.
+fn print_problem(problem: &Value, several_nodes: bool) {
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
     println!("       - {}", text(&problem["problem"]));
     for order in problem["orders"].as_array().into_iter().flatten() {
@@ -161,10 +162,17 @@ fn print_problem(problem: &Value) {
                     .into_iter()
                     .flatten()
                     .map(|heard| {
-                        let mut said = match heard["status"].as_u64() {
-                            Some(status) => status.to_string(),
-                            None => format!("no answer ({})", text(&heard["error"])),
+                        let mut said = if several_nodes {
+                            format!("node {}: ", heard["node"])
+                        } else {
+                            String::new()
                         };
+                        match heard["status"].as_u64() {
+                            Some(status) => said.push_str(&status.to_string()),
+                            None => {
+                                said.push_str(&format!("no answer ({})", text(&heard["error"])))
+                            }
+                        }
                         for field in ["code", "orderId"] {
                             if let Some(value) = heard[field].as_str() {
                                 said.push(' ');
