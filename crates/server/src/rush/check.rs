@@ -1158,6 +1158,34 @@ mod tests {
     }
 
     #[test]
+    fn a_server_error_after_a_lost_answer_leaves_the_order_to_that_key() {
+        // The first try committed, its answer lost; the retry hit a broken
+        // connection: a 500, not the replay. Not a duplicate, but a failure.
+        let broken = intent(
+            cart(false),
+            vec![vec![unanswered(), refused(500, "INTERNAL")]],
+            None,
+        );
+        let accounting = judge_simply(&[broken], &[order("z", 0, "placed")]);
+        assert!(accounting.checks[1].passed, "{:#?}", accounting.checks[1]);
+        let answers = &accounting.checks[2];
+        assert!(!answers.passed);
+        assert_eq!(answers.evidence[0]["problem"], "refused INTERNAL");
+        assert_eq!(answers.evidence[0]["orders"][0]["orderId"], "z");
+
+        // A refusal the contract gives only when nothing was recorded for
+        // the key rules its order out: this one was placed all the same.
+        let refused = intent(
+            cart(false),
+            vec![vec![unanswered(), refused(409, "OUT_OF_STOCK")]],
+            None,
+        );
+        let accounting = judge_simply(&[refused], &[order("z", 0, "placed")]);
+        assert_eq!(accounting.duplicates, 1);
+        assert!(accounting.checks[2].passed);
+    }
+
+    #[test]
     fn a_refusal_as_a_duplicate_must_name_an_order_of_the_same_device_and_cart() {
         let first = intent(cart(false), vec![vec![created("x")]], None);
         let again = |original: &str| {

@@ -76,6 +76,14 @@ pub enum Answer<'a> {
 }
 
 impl Heard {
+    /// Whether the request may have committed though its answer did not
+    /// say so: none came, a 5xx (a commit whose acknowledgement was lost
+    /// fails too), or REQUEST_TIMEOUT (the server says so).
+    fn may_have_committed(&self) -> bool {
+        self.status.is_none_or(|status| status >= 500)
+            || self.code.as_deref() == Some("REQUEST_TIMEOUT")
+    }
+
     /// The final answer this attempt was, if it was one.
     pub fn answer(&self) -> Option<Answer<'_>> {
         let id = self.order_id.as_deref().unwrap_or_default();
@@ -120,10 +128,21 @@ impl Request {
             .collect()
     }
 
-    /// Whether an attempt may have committed without its answer being
-    /// heard: a tap gave up, and no 201 ever named the key's order.
+    /// Whether the key may have placed an order nobody heard of: no 201
+    /// named one, an attempt may have committed unheard, and a tap ended
+    /// without an answer that rules a commit out. After a commit the
+    /// contract answers every retry with its replay, so a refusal such as
+    /// OUT_OF_STOCK does; giving up or a 5xx (a defect of its own, which
+    /// the checks report) does not.
     pub fn unresolved(&self) -> bool {
-        self.placed().is_empty() && self.answers().any(|a| a == Answer::GaveUp)
+        let inconclusive = |attempts: &Vec<Heard>| {
+            attempts
+                .last()
+                .is_none_or(|last| last.answer().is_none() || last.status.is_some_and(|s| s >= 500))
+        };
+        self.placed().is_empty()
+            && self.sends.iter().flatten().any(Heard::may_have_committed)
+            && self.sends.iter().any(inconclusive)
     }
 }
 
