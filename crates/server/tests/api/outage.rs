@@ -394,3 +394,69 @@ async fn a_client_sending_its_order_slowly_holds_up_no_one_else() {
     assert!(app.orders_of(&slow_session).await.is_empty());
     drop(slow);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_order_whose_client_hung_up_still_completes_and_leaves_its_connection_clean() {
+    // Where a client hangs up matters on PostgreSQL, whose connections a
+    // dropped request could leave inside a transaction; SQLite's writer
+    // runs every job it was given anyway.
+    let Some(database) = TestDatabase::postgres().await else {
+        eprintln!("skipped: set ORDERGATE_TEST_DATABASE_URL to run it on PostgreSQL");
+        return;
+    };
+    let application = format!("og_hangup_{}", uuid::Uuid::new_v4().simple());
+    let url = format!("{}&application_name={application}", database.url);
+    let database = database.with_url(url.clone());
+    let app = TestApp::spawn_node(&database).await;
+    let (shop, menu) = app.shop_with_menu().await;
+    let (session, pin) = app.table(&shop, "T1").await;
+
+    // Someone holds the table: the order waits for it (up to 5 s).
+    use sqlx::Connection;
+    let mut holder = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut held = holder.begin().await.unwrap();
+    sqlx::query("select 1 from table_sessions where session_id = $1::uuid for update")
+        .bind(&session)
+        .execute(&mut *held)
+        .await
+        .unwrap();
+    let body = OrderBody::new().line(&menu.curry, 1).json().to_string();
+    let mut phone = app
+        .partial_order((&session, &pin), "phone-1", &body, body.len())
+        .await;
+    sleep(Duration::from_millis(300)).await;
+    phone.shutdown().await.unwrap();
+    drop(phone);
+    sleep(Duration::from_millis(300)).await;
+    held.commit().await.unwrap();
+
+    // The order went on without its client, and committed whole.
+    let deadline = Instant::now() + crate::sse::WAIT;
+    while app.orders_of(&session).await.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the order was dropped with its client"
+        );
+        sleep(Duration::from_millis(50)).await;
+    }
+    sleep(Duration::from_millis(200)).await;
+    let stuck: i64 = sqlx::query_scalar(
+        "select count(*) from pg_stat_activity
+         where application_name = $1 and state like 'idle in transaction%'",
+    )
+    .bind(&application)
+    .fetch_one(&mut holder)
+    .await
+    .unwrap();
+    assert_eq!(stuck, 0, "a connection was left inside a transaction");
+    assert_eq!(app.orders_of(&session).await.len(), 1);
+    app.place_order(
+        &session,
+        &pin,
+        "phone-2",
+        &key(),
+        &OrderBody::new().line(&menu.soup, 1).json(),
+    )
+    .await
+    .assert_order(false);
+}
