@@ -12,7 +12,7 @@ use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
 use ordergate_domain::order::{Order, OrderRequest, ValidOrder};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::GuestProof;
-use ordergate_store::{Caller, Claim, PlaceOrder, Placed};
+use ordergate_store::{Caller, Claim, PlaceOrder};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -326,11 +326,14 @@ async fn committed_replay(
         return Ok(None);
     };
     store
-        .record_audit(command.audit_entry(&Ok(Placed {
-            order_id: replay.order_id,
-            response: replay.response.clone(),
-            replayed: true,
-        })))
+        .record_audit(AuditEntry::placed(
+            command.now,
+            command.session_id,
+            &command.request_id,
+            command.client_id(),
+            replay.order_id,
+            true,
+        ))
         .await?;
     state.metrics().order_placed(replay.shop_id, true);
     Ok(Some(Sent {
