@@ -25,13 +25,15 @@ pub const STAFF_TOKEN: &str = "bench-staff-token";
 const TRACKED_STOCK: i64 = 1_000_000;
 
 /// The server's settings for the bench: a SQLite file at its default
-/// durability, the duplicate-payload and cooldown rules off (each bench
-/// client orders as fast as it can, which those rules exist to refuse).
+/// durability, the duplicate-payload, cooldown and per-table order rate
+/// rules off (each bench client orders as fast as it can, which those rules
+/// exist to refuse).
 fn settings(database_url: String) -> Settings {
     let mut settings = Settings::new(database_url);
     settings.staff_token = Some(STAFF_TOKEN.into());
     settings.client_cooldown_ms = 0;
     settings.duplicate_window_secs = 0;
+    settings.session_order_limit = 0;
     settings
 }
 
@@ -112,6 +114,7 @@ impl ChildServer {
                     .args(["serve", "--listen", "127.0.0.1:0", "--database", &url])
                     .args(["--staff-token", STAFF_TOKEN])
                     .args(["--client-cooldown-ms", "0", "--duplicate-window-secs", "0"])
+                    .env("ORDERGATE_SESSION_ORDER_LIMIT", "0")
                     .env("RUST_LOG", "warn")
                     .stdin(Stdio::null());
                 what = format!("{} serve ({why})", bin.display());

@@ -9,8 +9,6 @@ use anyhow::{Context, bail};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit};
 use axum::http::{HeaderName, HeaderValue, Request};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -164,7 +162,6 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
                 "this endpoint does not take that method",
             )
         })
-        .layer(axum::middleware::from_fn(run_to_completion))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::bound_requests,
@@ -196,26 +193,6 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
         .layer(axum::middleware::map_request(drop_unplain_request_id))
         .with_state(state);
     (router, closing)
-}
-
-/// Runs every handler to its end in a task of its own, whether or not
-/// anyone still waits for its answer. A handler future dropped midway (its
-/// client hung up, or the request timed out) would drop a database call in
-/// the middle of its exchange with the server: sqlx could then hand a
-/// PostgreSQL connection back to the pool inside a transaction it no longer
-/// knew of, and every later use of it failed (seen under `ordergate rush
-/// --drop`: "there is already a transaction in progress", then 500s until
-/// the process ended). An order whose client left still commits, as it
-/// would have anyway, and its retry gets the replay. A handler that panics
-/// is answered 500 `INTERNAL` instead of taking the connection down.
-async fn run_to_completion(request: Request<axum::body::Body>, next: Next) -> Response {
-    match tokio::spawn(next.run(request)).await {
-        Ok(response) => response,
-        Err(failed) => {
-            tracing::error!(error = %failed, "a request handler panicked");
-            ApiError::new(ErrorCode::Internal, "an internal error occurred").into_response()
-        }
-    }
 }
 
 /// A client's `x-request-id` is logged and echoed, so it is kept only when

@@ -34,6 +34,8 @@ mod shops;
 mod staff;
 mod tx;
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -74,17 +76,30 @@ pub fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
+/// A pool of connections to one ordergate database.
+///
+/// Every operation runs on a task of its own, to its end, whether or not
+/// its caller still waits: a future dropped midway (a client that hung up,
+/// a request that timed out) would drop a sqlx call in the middle of its
+/// exchange with the server, and could hand the connection back to the
+/// pool inside a transaction sqlx no longer knew of ("there is already a
+/// transaction in progress", then failures on every later use of it).
 pub struct PgStore {
+    pg: Arc<Pg>,
+    in_flight_wait: Duration,
+}
+
+/// What the operations share.
+struct Pg {
     pool: PgPool,
     announcer: Announcer,
     listening: JoinHandle<()>,
-    in_flight_wait: Duration,
 }
 
 /// The contract's default `inflight-wait-ms`.
 const DEFAULT_IN_FLIGHT_WAIT: Duration = Duration::from_secs(2);
 
-impl Drop for PgStore {
+impl Drop for Pg {
     fn drop(&mut self) {
         self.listening.abort();
     }
@@ -119,9 +134,11 @@ impl PgStore {
             .await
             .map_err(classify)?;
         Ok(PgStore {
-            pool,
-            announcer,
-            listening,
+            pg: Arc::new(Pg {
+                pool,
+                announcer,
+                listening,
+            }),
             in_flight_wait: DEFAULT_IN_FLIGHT_WAIT,
         })
     }
@@ -133,6 +150,23 @@ impl PgStore {
         self
     }
 
+    /// Runs `operation` on a task of its own (see [`PgStore`]) and waits
+    /// for its result.
+    async fn detached<T, Fut>(&self, operation: impl FnOnce(Arc<Pg>) -> Fut) -> StoreResult<T>
+    where
+        Fut: Future<Output = StoreResult<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        match tokio::spawn(operation(Arc::clone(&self.pg))).await {
+            Ok(result) => result,
+            Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+            // The runtime is shutting down.
+            Err(cancelled) => Err(StoreError::Unavailable(Box::new(cancelled))),
+        }
+    }
+}
+
+impl Pg {
     async fn begin(&self) -> StoreResult<Tx> {
         Ok(Tx::begin(&self.pool).await?)
     }
@@ -178,6 +212,246 @@ async fn done<T>(
 
 #[async_trait]
 impl Store for PgStore {
+    async fn ping(&self) -> StoreResult<()> {
+        self.detached(|pg| async move { pg.ping().await }).await
+    }
+
+    async fn create_shop(&self, shop: Shop) -> StoreResult<Shop> {
+        self.detached(|pg| async move { pg.create_shop(shop).await })
+            .await
+    }
+
+    async fn list_shops(&self) -> StoreResult<Vec<Shop>> {
+        self.detached(|pg| async move { pg.list_shops().await })
+            .await
+    }
+
+    async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
+        self.detached(move |pg| async move { pg.get_shop(shop_id).await })
+            .await
+    }
+
+    async fn put_catalog(
+        &self,
+        shop_id: Uuid,
+        input: CatalogInput,
+        now: Timestamp,
+    ) -> StoreResult<Catalog> {
+        self.detached(move |pg| async move { pg.put_catalog(shop_id, input, now).await })
+            .await
+    }
+
+    async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog> {
+        self.detached(move |pg| async move { pg.get_catalog(shop_id).await })
+            .await
+    }
+
+    async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource> {
+        self.detached(move |pg| async move { pg.menu_source(shop_id).await })
+            .await
+    }
+
+    async fn list_inventory(&self, shop_id: Uuid) -> StoreResult<Vec<InventoryItem>> {
+        self.detached(move |pg| async move { pg.list_inventory(shop_id).await })
+            .await
+    }
+
+    async fn update_inventory(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        change: StockChange,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.detached(move |pg| async move {
+            pg.update_inventory(shop_id, item_id, change, &actor, now)
+                .await
+        })
+        .await
+    }
+
+    async fn restock(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        quantity: i64,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.detached(
+            move |pg| async move { pg.restock(shop_id, item_id, quantity, &actor, now).await },
+        )
+        .await
+    }
+
+    async fn inventory_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<LogEntry>> {
+        self.detached(move |pg| async move { pg.inventory_log(shop_id, limit).await })
+            .await
+    }
+
+    async fn open_session(&self, session: Session) -> StoreResult<Session> {
+        self.detached(|pg| async move { pg.open_session(session).await })
+            .await
+    }
+
+    async fn list_sessions(
+        &self,
+        shop_id: Uuid,
+        status: Option<SessionStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Session>> {
+        self.detached(move |pg| async move { pg.list_sessions(shop_id, status, limit).await })
+            .await
+    }
+
+    async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>> {
+        self.detached(move |pg| async move { pg.get_session(session_id).await })
+            .await
+    }
+
+    async fn verify_pin(
+        &self,
+        session_id: Uuid,
+        given: Option<&str>,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<PinOutcome> {
+        let given = given.map(str::to_owned);
+        self.detached(move |pg| async move {
+            pg.verify_pin(session_id, given.as_deref(), policy, now)
+                .await
+        })
+        .await
+    }
+
+    async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill> {
+        self.detached(move |pg| async move { pg.checkout(session_id, now).await })
+            .await
+    }
+
+    async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session> {
+        self.detached(move |pg| async move { pg.unlock_pin(session_id).await })
+            .await
+    }
+
+    async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome> {
+        self.detached(|pg| async move { pg.grant_guest_access(grant).await })
+            .await
+    }
+
+    async fn guest_token_session(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<Session>> {
+        let token_digest = token_digest.to_owned();
+        self.detached(move |pg| async move { pg.guest_token_session(&token_digest, now).await })
+            .await
+    }
+
+    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
+        let wait = self.in_flight_wait;
+        self.detached(move |pg| async move { pg.idempotent(claim, write, wait).await })
+            .await
+    }
+
+    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
+        let wait = self.in_flight_wait;
+        self.detached(move |pg| async move { pg.place_order(order, wait).await })
+            .await
+    }
+
+    async fn set_order_status(
+        &self,
+        order_id: Uuid,
+        change: StatusChange,
+        now: Timestamp,
+    ) -> StoreResult<Order> {
+        self.detached(move |pg| async move { pg.set_order_status(order_id, change, now).await })
+            .await
+    }
+
+    async fn shop_orders(
+        &self,
+        shop_id: Uuid,
+        statuses: Vec<OrderStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Order>> {
+        self.detached(move |pg| async move { pg.shop_orders(shop_id, statuses, limit).await })
+            .await
+    }
+
+    async fn events_after(
+        &self,
+        shop_id: Uuid,
+        after: i64,
+        limit: Limit,
+    ) -> StoreResult<Vec<Event>> {
+        self.detached(move |pg| async move { pg.events_after(shop_id, after, limit).await })
+            .await
+    }
+
+    async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64> {
+        self.detached(move |pg| async move { pg.last_event_id(shop_id).await })
+            .await
+    }
+
+    fn set_change_listener(&self, listener: ChangeListener) {
+        self.pg.announcer.set(listener);
+    }
+
+    async fn committed_replay(
+        &self,
+        session_id: Uuid,
+        proof: &GuestProof,
+        claim: &Claim,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Replay>> {
+        let (proof, claim) = (proof.clone(), claim.clone());
+        self.detached(move |pg| async move {
+            pg.committed_replay(session_id, &proof, &claim, policy, now)
+                .await
+        })
+        .await
+    }
+
+    async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
+        self.detached(|pg| async move { pg.record_audit(entry).await })
+            .await
+    }
+
+    async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>> {
+        self.detached(move |pg| async move { pg.audit_log(shop_id, limit).await })
+            .await
+    }
+
+    async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>> {
+        self.detached(move |pg| async move { pg.session_orders(session_id, limit).await })
+            .await
+    }
+
+    async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>> {
+        self.detached(move |pg| async move { pg.get_order(order_id).await })
+            .await
+    }
+
+    async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
+        self.detached(move |pg| async move { pg.purge_expired(now).await })
+            .await
+    }
+
+    async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
+        self.detached(move |pg| async move { pg.purge_audit(before, batch).await })
+            .await
+    }
+}
+
+/// The operations themselves, each run by [`PgStore::detached`].
+impl Pg {
     async fn ping(&self) -> StoreResult<()> {
         self.pool.execute("select 1").await.map_err(classify)?;
         Ok(())
@@ -344,19 +618,28 @@ impl Store for PgStore {
         Ok(sessions::guest_token_session(&mut conn, token_digest, now).await?)
     }
 
-    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
+    async fn idempotent(
+        &self,
+        claim: Claim,
+        write: StaffWrite,
+        in_flight_wait: Duration,
+    ) -> StoreResult<Answer> {
         let now = ordergate_domain::now();
         let mut tx = self.begin().await?;
-        if let Err(e) = staff::take_key(&mut tx, &claim, self.in_flight_wait).await {
+        if let Err(e) = staff::take_key(&mut tx, &claim, in_flight_wait).await {
             return self.finish(tx, Err(e)).await;
         }
         let result = staff::write(&mut tx, &claim, write, now).await;
         self.finish(tx, result).await
     }
 
-    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
+    async fn place_order(
+        &self,
+        order: PlaceOrder,
+        in_flight_wait: Duration,
+    ) -> StoreResult<Ordered> {
         let mut tx = self.begin().await?;
-        let result = place::place(&mut tx, &order, self.in_flight_wait).await;
+        let result = place::place(&mut tx, &order, in_flight_wait).await;
         let gave_up = match &result {
             Err(PgError::Rejected(Rejection::RequestInProgress)) => {
                 Some(Rejection::RequestInProgress)
@@ -410,10 +693,6 @@ impl Store for PgStore {
     async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
         Ok(events::last_id(&mut conn, shop_id).await?)
-    }
-
-    fn set_change_listener(&self, listener: ChangeListener) {
-        self.announcer.set(listener);
     }
 
     async fn committed_replay(
