@@ -237,28 +237,87 @@ pub struct LogEntry {
     pub actor: String,
 }
 
-impl LogEntry {
-    /// The log row for a stock change, or `None` when the stock did not change
-    /// (an 86 alone is not a stock change).
-    pub fn for_change(
+/// Why stock levels change, for their log rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Cause<'a> {
+    pub operation: Operation,
+    /// Who made the change: `staff`, or `guest:<clientId>` for orders.
+    pub actor: &'a str,
+    /// The order that took or gave back the stock.
+    pub order_id: Option<Uuid>,
+    pub now: Timestamp,
+}
+
+impl<'a> Cause<'a> {
+    pub fn new(operation: Operation, actor: &'a str, now: Timestamp) -> Cause<'a> {
+        Cause {
+            operation,
+            actor,
+            order_id: None,
+            now,
+        }
+    }
+
+    /// The log row of a level change, or `None` when the stock count did
+    /// not move (an 86 alone is not a stock change).
+    pub fn log_entry(
+        &self,
+        item_id: Uuid,
         before: &StockLevel,
         after: &StockLevel,
-        item_id: Uuid,
-        operation: Operation,
-        actor: &str,
-        at: Timestamp,
     ) -> Option<LogEntry> {
         (before.stock != after.stock).then(|| LogEntry {
-            at,
+            at: self.now,
             item_id,
-            operation,
+            operation: self.operation,
             delta: after.stock.unwrap_or(0) - before.stock.unwrap_or(0),
             stock_before: before.stock,
             stock_after: after.stock,
-            order_id: None,
-            actor: actor.to_owned(),
+            order_id: self.order_id,
+            actor: self.actor.to_owned(),
         })
     }
+}
+
+/// A tracked stock level moved by an order or its cancellation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StockMove {
+    pub item_id: Uuid,
+    /// Units added (negative: taken).
+    pub delta: i64,
+    pub before: StockLevel,
+    pub after: StockLevel,
+}
+
+impl StockMove {
+    /// Moves a tracked level by `delta`; `None` for an untracked one,
+    /// which orders neither take from nor give back to.
+    pub fn of(item_id: Uuid, before: &StockLevel, delta: i64) -> Option<StockMove> {
+        let stock = before.stock?;
+        Some(StockMove {
+            item_id,
+            delta,
+            before: before.clone(),
+            after: StockLevel {
+                stock: Some(stock + delta),
+                ..before.clone()
+            },
+        })
+    }
+}
+
+/// What a cancelled order gives back: the units its placement took, per
+/// item as its `order` log rows record them, to the levels that are still
+/// tracked (an item untracked since then takes nothing back, and one that
+/// was untracked then gave nothing). Ascending ids, as `taken` is.
+pub fn put_back(
+    taken: &[(Uuid, i64)],
+    levels: &std::collections::HashMap<Uuid, StockLevel>,
+) -> Vec<StockMove> {
+    taken
+        .iter()
+        .filter_map(|&(item_id, quantity)| StockMove::of(item_id, levels.get(&item_id)?, quantity))
+        .collect()
 }
 
 #[cfg(test)]
@@ -334,27 +393,38 @@ mod tests {
             stock: Some(20),
             ..Default::default()
         };
-        let at = crate::now();
-        let up = LogEntry::for_change(
-            &untracked,
-            &twenty,
-            Uuid::nil(),
-            Operation::Set,
-            "staff",
-            at,
-        );
-        let down = LogEntry::for_change(
-            &twenty,
-            &untracked,
-            Uuid::nil(),
-            Operation::Set,
-            "staff",
-            at,
-        );
-        assert_eq!(up.unwrap().delta + down.unwrap().delta, 0);
-        assert!(
-            LogEntry::for_change(&twenty, &twenty, Uuid::nil(), Operation::Set, "staff", at)
-                .is_none()
+        let order_id = Uuid::from_u128(5);
+        let cause = Cause {
+            order_id: Some(order_id),
+            ..Cause::new(Operation::Set, "staff", crate::now())
+        };
+        let up = cause.log_entry(Uuid::nil(), &untracked, &twenty).unwrap();
+        let down = cause.log_entry(Uuid::nil(), &twenty, &untracked).unwrap();
+        assert_eq!(up.delta + down.delta, 0);
+        assert_eq!((up.order_id, up.actor.as_str()), (Some(order_id), "staff"));
+        assert!(cause.log_entry(Uuid::nil(), &twenty, &twenty).is_none());
+    }
+
+    #[test]
+    fn a_cancellation_gives_back_only_to_levels_still_tracked() {
+        let (kept, dropped, gone) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let levels = std::collections::HashMap::from([
+            (
+                kept,
+                StockLevel {
+                    stock: Some(4),
+                    ..Default::default()
+                },
+            ),
+            (dropped, StockLevel::default()),
+        ]);
+        let moves = put_back(&[(kept, 2), (dropped, 1), (gone, 1)], &levels);
+        assert_eq!(
+            moves
+                .iter()
+                .map(|m| (m.item_id, m.delta, m.after.stock))
+                .collect::<Vec<_>>(),
+            vec![(kept, 2, Some(6))]
         );
     }
 }

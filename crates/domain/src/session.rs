@@ -112,6 +112,42 @@ pub struct PinPolicy {
     pub closed_grace: Duration,
 }
 
+/// The outcome of a guest's PIN attempt, after the store recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PinOutcome {
+    Accepted(Session),
+    /// Wrong or missing PIN.
+    Invalid,
+    Locked {
+        until: Timestamp,
+    },
+    /// Checked out longer ago than the grace: nothing was judged.
+    Gone,
+}
+
+/// A PIN attempt's outcome, and the failure count the store must write
+/// for it (`None`: nothing changes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinJudgement {
+    pub outcome: PinOutcome,
+    pub record: Option<PinFailures>,
+}
+
+/// A session's stored count of wrong PINs, and its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PinFailures {
+    pub failures: i64,
+    pub locked_until: Option<Timestamp>,
+}
+
+impl PinFailures {
+    /// No failures and no lock: after a right PIN, or a staff unlock.
+    pub const CLEAR: PinFailures = PinFailures {
+        failures: 0,
+        locked_until: None,
+    };
+}
+
 /// What a guest's PIN attempt means, and what the store must remember.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PinCheck {
@@ -148,6 +184,45 @@ impl Session {
             GuestProof::Pin(pin) => {
                 self.check_pin(pin.as_deref(), policy, now) == (PinCheck::Accepted { reset: false })
             }
+        }
+    }
+
+    /// Judges a PIN attempt ([`Session::check_pin`]) into what the guest is
+    /// told and what the store records.
+    pub fn judge_pin(
+        &self,
+        given: Option<&str>,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> PinJudgement {
+        let (outcome, record) = match self.check_pin(given, policy, now) {
+            PinCheck::Accepted { reset } => (
+                PinOutcome::Accepted(self.clone().with_failures(PinFailures::CLEAR)),
+                reset.then_some(PinFailures::CLEAR),
+            ),
+            PinCheck::Missing => (PinOutcome::Invalid, None),
+            PinCheck::Wrong {
+                failures,
+                locked_until,
+            } => (
+                PinOutcome::Invalid,
+                Some(PinFailures {
+                    failures,
+                    locked_until,
+                }),
+            ),
+            PinCheck::Locked { until } => (PinOutcome::Locked { until }, None),
+            PinCheck::Gone => (PinOutcome::Gone, None),
+        };
+        PinJudgement { outcome, record }
+    }
+
+    /// The session with this failure count and lock stored.
+    pub fn with_failures(self, count: PinFailures) -> Session {
+        Session {
+            pin_failures: count.failures,
+            pin_locked_until: count.locked_until,
+            ..self
         }
     }
 
@@ -332,6 +407,35 @@ mod tests {
         assert_ne!(token, generate_guest_token());
         assert_eq!(guest_token_digest(&token), guest_token_digest(&token));
         assert!(!guest_token_digest(&token).contains(&token[9..]));
+    }
+
+    #[test]
+    fn judging_a_pin_says_what_to_store() {
+        let now = crate::now();
+        let s = session("123456");
+        let wrong = s.judge_pin(Some("000000"), POLICY, now);
+        assert_eq!(wrong.outcome, PinOutcome::Invalid);
+        assert_eq!(
+            wrong.record,
+            Some(PinFailures {
+                failures: 1,
+                locked_until: None
+            })
+        );
+        let missing = s.judge_pin(None, POLICY, now);
+        assert_eq!(
+            (missing.outcome, missing.record),
+            (PinOutcome::Invalid, None)
+        );
+        let clean = s.judge_pin(Some("123456"), POLICY, now);
+        assert_eq!(clean.record, None, "nothing to reset");
+        let failed_before = s.clone().with_failures(PinFailures {
+            failures: 2,
+            locked_until: None,
+        });
+        let right = failed_before.judge_pin(Some("123456"), POLICY, now);
+        assert_eq!(right.record, Some(PinFailures::CLEAR));
+        assert_eq!(right.outcome, PinOutcome::Accepted(s));
     }
 
     #[test]

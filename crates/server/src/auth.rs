@@ -4,9 +4,10 @@
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
+use ordergate_domain::session::PinOutcome;
 use ordergate_domain::session::{Session, guest_token_digest};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{PinOutcome, StoreResult};
+use ordergate_store::StoreResult;
 use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::net::IpAddr;

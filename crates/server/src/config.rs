@@ -4,8 +4,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use chrono::Duration;
 use clap::Args;
+use ordergate_domain::order::admission::OrderRules;
 use ordergate_domain::session::PinPolicy;
-use ordergate_store::OrderRules;
 
 #[derive(Debug, Clone, Args)]
 pub struct Settings {

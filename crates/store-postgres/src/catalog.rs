@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping};
+use ordergate_domain::order::ItemLookup;
 use ordergate_store::Change;
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
@@ -214,7 +215,7 @@ pub(crate) async fn menu_items(
     conn: &mut PgConnection,
     shop_id: Uuid,
     ids: &[Uuid],
-) -> Result<HashMap<Uuid, (MenuItem, bool)>, PgError> {
+) -> Result<HashMap<Uuid, ItemLookup>, PgError> {
     let items = sqlx::query(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
                 retired
@@ -225,7 +226,7 @@ pub(crate) async fn menu_items(
     .try_map(|row: PgRow| {
         let retired: bool = row.try_get(7)?;
         let item = menu_item_from_row(row)?;
-        Ok((item.menu_item_id, (item, retired)))
+        Ok((item.menu_item_id, ItemLookup::found(item, retired)))
     })
     .fetch_all(conn)
     .await?;

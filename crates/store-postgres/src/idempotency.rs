@@ -2,7 +2,7 @@
 //! transaction of the write they guard.
 
 use ordergate_domain::Timestamp;
-use ordergate_store::{Claim, StoredResponse};
+use ordergate_store::{Claim, KeyRecord, StoredResponse};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
@@ -10,15 +10,6 @@ use uuid::Uuid;
 use crate::codec::status;
 use crate::error::PgError;
 use crate::tx::Tx;
-
-pub(crate) enum Lookup {
-    /// No live record: the write runs.
-    Absent,
-    /// The same request completed before: replay this.
-    Replay(StoredResponse),
-    /// The key was used for another request.
-    Mismatch,
-}
 
 /// Takes the claim's key for the rest of the transaction: a request with
 /// the same scope and key, on any node, waits here until this transaction
@@ -33,37 +24,32 @@ pub(crate) async fn lock(tx: &mut Tx, claim: &Claim) -> Result<(), PgError> {
     Ok(())
 }
 
-pub(crate) async fn lookup(
+/// The key's live record, if it has one.
+pub(crate) async fn record(
     conn: &mut PgConnection,
     claim: &Claim,
     now: Timestamp,
-) -> Result<Lookup, PgError> {
-    let record = sqlx::query(
-        "select fingerprint, status, body, location from idempotency_keys
+) -> Result<Option<KeyRecord>, PgError> {
+    Ok(sqlx::query(
+        "select fingerprint, status, body, location, expires_at from idempotency_keys
          where scope = $1 and idempotency_key = $2 and expires_at > $3",
     )
     .bind(&claim.scope)
     .bind(&claim.key)
     .bind(now)
     .try_map(|row: PgRow| {
-        Ok((
-            row.try_get::<String, _>(0)?,
-            StoredResponse {
+        Ok(KeyRecord {
+            fingerprint: row.try_get(0)?,
+            response: StoredResponse {
                 status: status(&row, 1)?,
                 body: row.try_get(2)?,
                 location: row.try_get(3)?,
             },
-        ))
+            expires_at: row.try_get(4)?,
+        })
     })
     .fetch_optional(conn)
-    .await?;
-    Ok(match record {
-        None => Lookup::Absent,
-        Some((fingerprint, response)) if fingerprint == claim.fingerprint => {
-            Lookup::Replay(response.replayed())
-        }
-        Some(_) => Lookup::Mismatch,
-    })
+    .await?)
 }
 
 /// Stores the response of a completed write; an expired record of the same

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use ordergate_domain::catalog::ItemKind;
 use ordergate_domain::events::{STOCK_CHANGED, StockChanged};
 use ordergate_domain::inventory::{
-    self, InventoryItem, LogEntry, Operation, StockChange, StockLevel,
+    self, Cause, InventoryItem, LogEntry, Operation, StockChange, StockLevel, StockMove,
 };
 use ordergate_domain::paging::Limit;
 use ordergate_domain::{Rejection, Timestamp};
@@ -121,25 +121,6 @@ pub(crate) async fn restock(
     .await
 }
 
-/// Why a level changed, for its log row.
-pub(crate) struct Cause<'a> {
-    pub(crate) operation: Operation,
-    pub(crate) actor: &'a str,
-    pub(crate) order_id: Option<Uuid>,
-    pub(crate) now: Timestamp,
-}
-
-impl<'a> Cause<'a> {
-    pub(crate) fn new(operation: Operation, actor: &'a str, now: Timestamp) -> Cause<'a> {
-        Cause {
-            operation,
-            actor,
-            order_id: None,
-            now,
-        }
-    }
-}
-
 /// Writes a new level, bumping the version; logs the stock change if there
 /// is one and announces it. Writing an unchanged level is a no-op.
 async fn store_level(
@@ -187,39 +168,37 @@ pub(crate) async fn change_level(
     record(tx, shop_id, item_id, before, after, cause).await
 }
 
-/// Takes `quantity` from a tracked level read (and locked) as `before`,
-/// only if that much is there: the update is conditional, so even a caller
-/// that forgot the lock could not take stock below zero.
+/// Takes what each move takes from a tracked level read (and locked) as
+/// its `before`, only if that much is there: the update is conditional, so
+/// even a caller that forgot the lock could not take stock below zero.
 pub(crate) async fn take(
     tx: &mut Tx,
     shop_id: Uuid,
-    item_id: Uuid,
-    before: &StockLevel,
-    quantity: i64,
+    moves: &[StockMove],
     cause: &Cause<'_>,
 ) -> Result<(), PgError> {
-    let taken = sqlx::query(
-        "update inventory
-         set stock = stock - $3, version = version + 1, updated_at = $4
-         where shop_id = $1 and item_id = $2 and stock >= $3",
-    )
-    .bind(shop_id)
-    .bind(item_id)
-    .bind(quantity)
-    .bind(cause.now)
-    .execute(tx.conn())
-    .await?
-    .rows_affected();
-    if taken != 1 {
-        return Err(PgError::Corrupt(format!(
-            "stock of {item_id} changed under its row lock"
-        )));
+    for step in moves {
+        let taken = sqlx::query(
+            "update inventory
+             set stock = stock - $3, version = version + 1, updated_at = $4
+             where shop_id = $1 and item_id = $2 and stock >= $3",
+        )
+        .bind(shop_id)
+        .bind(step.item_id)
+        .bind(-step.delta)
+        .bind(cause.now)
+        .execute(tx.conn())
+        .await?
+        .rows_affected();
+        if taken != 1 {
+            return Err(PgError::Corrupt(format!(
+                "stock of {} changed under its row lock",
+                step.item_id
+            )));
+        }
+        record(tx, shop_id, step.item_id, &step.before, &step.after, cause).await?;
     }
-    let after = StockLevel {
-        stock: before.stock.map(|s| s - quantity),
-        ..before.clone()
-    };
-    record(tx, shop_id, item_id, before, &after, cause).await
+    Ok(())
 }
 
 /// The op-log row (when the count moved) and the `stock.changed` event.
@@ -231,15 +210,7 @@ async fn record(
     after: &StockLevel,
     cause: &Cause<'_>,
 ) -> Result<(), PgError> {
-    if let Some(mut entry) = LogEntry::for_change(
-        before,
-        after,
-        item_id,
-        cause.operation,
-        cause.actor,
-        cause.now,
-    ) {
-        entry.order_id = cause.order_id;
+    if let Some(entry) = cause.log_entry(item_id, before, after) {
         append_log(tx.conn(), shop_id, &entry).await?;
     }
     let changed = StockChanged::new(item_id, after, cause.now);

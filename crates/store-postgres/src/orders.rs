@@ -4,7 +4,7 @@
 use ordergate_domain::Rejection;
 use ordergate_domain::Timestamp;
 use ordergate_domain::events::ORDER_UPDATED;
-use ordergate_domain::inventory::{Operation, StockLevel};
+use ordergate_domain::inventory::{Cause, Operation, put_back};
 use ordergate_domain::order::{Order, OrderSource, OrderStatus, StatusChange, Transition};
 use ordergate_domain::paging::Limit;
 use sqlx::Row;
@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::codec::{json, name};
 use crate::error::PgError;
-use crate::inventory::{self, Cause};
+use crate::inventory;
 use crate::tx::Tx;
 use crate::{events, shops};
 
@@ -119,28 +119,11 @@ pub(crate) async fn set_status(
         .fetch_optional(tx.conn())
         .await?
         .ok_or(Rejection::NotFound("order"))?;
-    let transition = order.status.transition(change.status);
-    if transition == Some(Transition::Unchanged) {
-        return Ok(order);
-    }
-    if let Some(expected) = change.expected_version
-        && expected != order.version
-    {
-        return Err(Rejection::VersionConflict {
-            current: order.version,
-        }
-        .into());
-    }
+    let transition = change.judge(&order)?;
     match transition {
-        Some(Transition::Cancel) => put_back_stock(tx, &order, now).await?,
-        Some(Transition::Advance | Transition::Unchanged) => {}
-        None => {
-            return Err(Rejection::InvalidTransition {
-                from: order.status.as_str(),
-                to: change.status.as_str(),
-            }
-            .into());
-        }
+        Transition::Unchanged => return Ok(order),
+        Transition::Cancel => put_back_stock(tx, &order, now).await?,
+        Transition::Advance => {}
     }
     sqlx::query(
         "update orders set status = $2, version = version + 1, updated_at = $3
@@ -151,11 +134,7 @@ pub(crate) async fn set_status(
     .bind(now)
     .execute(tx.conn())
     .await?;
-    let order = Order {
-        status: change.status,
-        version: order.version + 1,
-        ..order
-    };
+    let order = order.moved_to(change.status);
     events::append(
         tx,
         order.shop_id,
@@ -168,10 +147,8 @@ pub(crate) async fn set_status(
     Ok(order)
 }
 
-/// Returns what the order's placement took, as its `order` log rows record
-/// it: an item untracked since then takes nothing back, and one that was
-/// untracked then gives nothing. Every row is locked (ascending ids) before
-/// the first is written.
+/// Returns what the order's placement took (see [`put_back`]). Every row
+/// is locked (ascending ids) before the first is written.
 async fn put_back_stock(tx: &mut Tx, order: &Order, now: Timestamp) -> Result<(), PgError> {
     let taken: Vec<(Uuid, i64)> = sqlx::query(
         "select item_id, (-sum(delta))::bigint from inventory_log
@@ -189,15 +166,16 @@ async fn put_back_stock(tx: &mut Tx, order: &Order, now: Timestamp) -> Result<()
         order_id: Some(order.order_id),
         ..Cause::new(Operation::Cancel, "staff", now)
     };
-    for (item_id, quantity) in taken {
-        let Some(before) = levels.get(&item_id).filter(|l| l.stock.is_some()) else {
-            continue;
-        };
-        let after = StockLevel {
-            stock: before.stock.map(|s| s + quantity),
-            ..before.clone()
-        };
-        inventory::change_level(tx, order.shop_id, item_id, before, &after, &cause).await?;
+    for step in put_back(&taken, &levels) {
+        inventory::change_level(
+            tx,
+            order.shop_id,
+            step.item_id,
+            &step.before,
+            &step.after,
+            &cause,
+        )
+        .await?;
     }
     Ok(())
 }

@@ -8,31 +8,23 @@
 //! `lock_timeout`; one that runs out ends the attempt as `SessionBusy`,
 //! audited in a fresh transaction (the first one is aborted).
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use ordergate_domain::catalog::{MenuItem, Topping};
 use ordergate_domain::events::ORDER_PLACED;
-use ordergate_domain::inventory::Operation;
-use ordergate_domain::order::{
-    ItemLookup, Order, OrderReceipt, OrderSource, OrderStatus, Shortage, price_lines, stock_needed,
-    ticket_day,
-};
-use ordergate_domain::session::{
-    GuestProof, PinPolicy, SESSION_ORDER_WINDOW, Session, SessionStatus,
-};
+use ordergate_domain::inventory::{Cause, Operation};
+use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
+use ordergate_domain::order::placement::{NewOrder, Referenced, referenced_ids};
+use ordergate_domain::order::ticket_day;
+use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{
-    Caller, Claim, Decided, Ordered, PinOutcome, PlaceOrder, Placed, Replay, StoredResponse,
-};
+use ordergate_store::{Claim, Decided, Ordered, PlaceOrder, Placed, Replay};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
-use crate::error::PgError;
-use crate::error::is_lock_timeout;
-use crate::idempotency::{self, Lookup};
-use crate::inventory::{self, Cause};
+use crate::error::{PgError, is_lock_timeout};
+use crate::idempotency;
+use crate::inventory;
 use crate::orders::{self, select};
 use crate::tx::Tx;
 use crate::{audit, catalog, events, sessions};
@@ -109,12 +101,16 @@ pub(crate) async fn committed_replay(
     if !session.admits_as_is(proof, policy, now) {
         return Ok(None);
     }
-    let Lookup::Replay(response) = idempotency::lookup(conn, claim, now).await? else {
+    let Some(record) = idempotency::record(conn, claim, now).await? else {
         return Ok(None);
     };
+    if !claim.answered_by(&record.fingerprint, record.expires_at, now) {
+        return Ok(None);
+    }
+    let response = record.response.replayed();
     Ok(Some(Replay {
         shop_id: session.shop_id,
-        order_id: receipt_order_id(&response)?,
+        order_id: response.order_id()?,
         response,
     }))
 }
@@ -123,110 +119,83 @@ pub(crate) async fn committed_replay(
 /// Nothing is written before the last check passes, except a wrong PIN's
 /// count.
 async fn decide(tx: &mut Tx, cmd: &PlaceOrder, session: &Session) -> Result<Decided, PgError> {
-    if let Caller::Guest {
-        proof: GuestProof::Pin(pin),
-        ..
-    } = &cmd.caller
-    {
-        let policy = cmd.rules.pin_policy;
-        match sessions::judge_pin(tx, session, pin.as_deref(), policy, cmd.now).await? {
-            PinOutcome::Accepted(_) => {}
-            PinOutcome::Invalid => return Ok(Err(Rejection::PinInvalid).into()),
-            PinOutcome::Locked { until } => {
-                return Ok(Decided::Unjudged(Rejection::PinLocked { until }));
-            }
-            PinOutcome::Gone => return Ok(Decided::Unjudged(Rejection::SessionClosed)),
+    let pin = match cmd.caller.pin_to_judge() {
+        Some(pin) => {
+            let policy = cmd.rules.pin_policy;
+            Some(sessions::judge_pin(tx, session, pin, policy, cmd.now).await?)
         }
-    }
-    if let Some(claim) = &cmd.claim {
-        match idempotency::lookup(tx.conn(), claim, cmd.now).await? {
-            Lookup::Absent => {}
-            Lookup::Mismatch => return Ok(Err(Rejection::IdempotencyKeyReused).into()),
-            Lookup::Replay(response) => {
-                let order_id = receipt_order_id(&response)?;
-                return Ok(Ok(Placed {
-                    order_id,
-                    response,
-                    replayed: true,
-                })
-                .into());
-            }
+        None => None,
+    };
+    let key = match &cmd.claim {
+        Some(claim) => {
+            let record = idempotency::record(tx.conn(), claim, cmd.now).await?;
+            Some(claim.judge(record, cmd.now))
         }
+        None => None,
+    };
+    let history = match cmd.rules.guest_reads(&cmd.caller, &cmd.order, cmd.now) {
+        Some(reads) => guest_history(tx.conn(), session, &cmd.order.payload_hash, &reads).await?,
+        None => GuestHistory::default(),
+    };
+    let snapshot = Snapshot {
+        session,
+        pin,
+        key,
+        history,
+        now: cmd.now,
+        read_at: Instant::now(),
+    };
+    match Decided::before_commit(admit(&cmd.rules, snapshot))? {
+        Some(decided) => Ok(decided),
+        None => Ok(commit(tx, cmd, session).await?.into()),
     }
-    if session.status == SessionStatus::Closed {
-        return Ok(Err(Rejection::SessionClosed).into());
-    }
-    if let Caller::Guest { client_id, .. } = &cmd.caller {
-        let window = cmd.rules.duplicate_window;
-        if !cmd.order.allow_repeat && window > chrono::Duration::zero() {
-            let original = sqlx::query(concat!(
-                select!(),
-                " where o.session_id = $1 and o.client_id = $2 and o.payload_hash = $3
-                    and o.created_at > $4 and o.status != 'cancelled'
-                  order by o.created_at desc limit 1"
-            ))
-            .bind(session.session_id)
-            .bind(client_id.as_str())
-            .bind(&cmd.order.payload_hash)
-            .bind(cmd.now - window)
-            .try_map(orders::from_row)
-            .fetch_optional(tx.conn())
-            .await?;
-            if let Some(original) = original {
-                return Ok(Err(Rejection::DuplicatePayload {
-                    original: Box::new(original),
-                })
-                .into());
-            }
-        }
-        let cooldown = cmd.rules.cooldown;
-        if cooldown > chrono::Duration::zero() {
-            let last: Option<Timestamp> = sqlx::query_scalar(
-                "select max(created_at) from orders where session_id = $1 and client_id = $2",
-            )
-            .bind(session.session_id)
-            .bind(client_id.as_str())
-            .fetch_one(tx.conn())
-            .await?;
-            let until = last
-                .map(|last| last + cooldown)
-                .filter(|until| *until > cmd.now);
-            if let Some(until) = until {
-                return Ok(Err(Rejection::CooldownActive { until }).into());
-            }
-        }
-        let limit = cmd.rules.session_order_limit;
-        if limit > 0 {
-            // The limit-th newest guest order in the window: while there is
-            // one, the window is full until it leaves.
-            let nth: Option<Timestamp> = sqlx::query_scalar(
-                "select created_at from orders
-                 where session_id = $1 and source = 'guest' and created_at > $2
-                 order by created_at desc limit 1 offset $3",
-            )
-            .bind(session.session_id)
-            .bind(cmd.now - SESSION_ORDER_WINDOW)
-            .bind(i64::from(limit - 1))
-            .fetch_optional(tx.conn())
-            .await?;
-            if let Some(nth) = nth {
-                let until = nth + SESSION_ORDER_WINDOW;
-                return Ok(Err(Rejection::SessionRateLimited { until }).into());
-            }
-        }
-    }
-    if Instant::now() > cmd.rules.busy_deadline {
-        return Ok(Err(Rejection::SessionBusy).into());
-    }
-    Ok(commit(tx, cmd, session).await?.into())
 }
 
-fn receipt_order_id(response: &StoredResponse) -> Result<Uuid, PgError> {
-    let body: serde_json::Value = serde_json::from_str(&response.body)?;
-    body["orderId"]
-        .as_str()
-        .and_then(|id| id.parse().ok())
-        .ok_or_else(|| PgError::Corrupt("stored order response without orderId".into()))
+/// The session's earlier orders the guest rules asked for.
+async fn guest_history(
+    conn: &mut PgConnection,
+    session: &Session,
+    payload_hash: &str,
+    reads: &GuestReads<'_>,
+) -> Result<GuestHistory, PgError> {
+    let mut history = GuestHistory::default();
+    if let Some(since) = reads.same_payload_since {
+        history.same_payload = sqlx::query(concat!(
+            select!(),
+            " where o.session_id = $1 and o.client_id = $2 and o.payload_hash = $3
+                and o.created_at > $4 and o.status != 'cancelled'
+              order by o.created_at desc limit 1"
+        ))
+        .bind(session.session_id)
+        .bind(reads.client_id)
+        .bind(payload_hash)
+        .bind(since)
+        .try_map(orders::from_row)
+        .fetch_optional(&mut *conn)
+        .await?;
+    }
+    if reads.last_order {
+        history.last_order_at = sqlx::query_scalar(
+            "select max(created_at) from orders where session_id = $1 and client_id = $2",
+        )
+        .bind(session.session_id)
+        .bind(reads.client_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    }
+    if let Some(recent) = reads.recent_guest_orders {
+        history.nth_recent_at = sqlx::query_scalar(
+            "select created_at from orders
+             where session_id = $1 and source = 'guest' and created_at > $2
+             order by created_at desc limit 1 offset $3",
+        )
+        .bind(session.session_id)
+        .bind(recent.since)
+        .bind(i64::from(recent.nth))
+        .fetch_optional(conn)
+        .await?;
+    }
+    Ok(history)
 }
 
 /// Step 8: catalog, prices, stock, ticket, order, event, idempotency record.
@@ -243,37 +212,17 @@ async fn commit(
             .fetch_optional(tx.conn())
             .await?
             .ok_or(Rejection::NotFound("shop"))?;
-    if catalog_version == 0 {
-        return Ok(Err(Rejection::CatalogNotReady));
-    }
-    let referenced = Referenced::load(tx.conn(), cmd, shop_id).await?;
-    let lines = match price_lines(
-        &cmd.order,
-        |id| referenced.item(id),
-        |id| referenced.toppings.get(&id).cloned(),
-    ) {
-        Ok(lines) => lines,
+    let referenced = referenced_catalog(tx.conn(), cmd, shop_id, catalog_version).await?;
+    let priced = match referenced.price(&cmd.order) {
+        Ok(priced) => priced,
         Err(rejection) => return Ok(Err(rejection)),
     };
-
     // Every stock row the order touches, locked in ascending id order.
-    let needed = stock_needed(&lines);
-    let ids: Vec<Uuid> = needed.keys().copied().collect();
-    let levels = inventory::lock_levels(tx, shop_id, &ids).await?;
-    let shortages: Vec<Shortage> = needed
-        .iter()
-        .filter_map(|(&item_id, &requested)| {
-            let available = levels.get(&item_id)?.available(cmd.now)?;
-            (available < requested).then_some(Shortage {
-                item_id,
-                requested,
-                available,
-            })
-        })
-        .collect();
-    if !shortages.is_empty() {
-        return Ok(Err(Rejection::OutOfStock { shortages }));
-    }
+    let levels = inventory::lock_levels(tx, shop_id, &priced.stock_ids()).await?;
+    let moves = match priced.take_stock(&levels, cmd.now) {
+        Ok(moves) => moves,
+        Err(rejection) => return Ok(Err(rejection)),
+    };
 
     // The ticket before the stock: its counter is locked before the event
     // counter, as in every transaction (see `events::append`).
@@ -289,40 +238,21 @@ async fn commit(
     .fetch_one(tx.conn())
     .await?;
 
-    let (source, client_id, actor) = match &cmd.caller {
-        Caller::Guest { client_id, .. } => (
-            OrderSource::Guest,
-            Some(client_id.as_str().to_owned()),
-            format!("guest:{}", client_id.as_str()),
-        ),
-        Caller::Staff => (OrderSource::Staff, None, "staff".to_owned()),
-    };
+    let actor = cmd.caller.actor();
     let cause = Cause {
         order_id: Some(cmd.order_id),
         ..Cause::new(Operation::Order, &actor, cmd.now)
     };
-    for (item_id, &quantity) in &needed {
-        let Some(before) = levels.get(item_id).filter(|l| l.stock.is_some()) else {
-            continue;
-        };
-        inventory::take(tx, shop_id, *item_id, before, quantity, &cause).await?;
-    }
+    inventory::take(tx, shop_id, &moves, &cause).await?;
 
-    let order = Order {
+    let placing = NewOrder {
         order_id: cmd.order_id,
-        shop_id,
-        session_id: session.session_id,
-        table_label: session.table_label.clone(),
-        ticket_number,
-        status: OrderStatus::Placed,
-        source,
-        client_id,
-        total: lines.iter().map(|l| l.line_total).sum(),
-        items: lines,
-        note: cmd.order.note.clone(),
-        created_at: cmd.now,
-        version: 1,
+        session,
+        caller: &cmd.caller,
+        note: &cmd.order.note,
+        now: cmd.now,
     };
+    let order = priced.into_order(placing, ticket_number);
     sqlx::query(
         "insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
                              source, client_id, payload_hash, lines, note, total, version,
@@ -354,60 +284,24 @@ async fn commit(
         cmd.now,
     )
     .await?;
-    let response = StoredResponse {
-        status: 201,
-        body: serde_json::to_string(&OrderReceipt {
-            order: &order,
-            idempotent_replay: false,
-        })?,
-        location: Some(format!("/api/v1/orders/{}", order.order_id)),
-    };
+    let placed = Placed::fresh(&order)?;
     if let Some(claim) = &cmd.claim {
-        idempotency::complete(tx, claim, Some(shop_id), &response, cmd.now).await?;
+        idempotency::complete(tx, claim, Some(shop_id), &placed.response, cmd.now).await?;
     }
-    Ok(Ok(Placed {
-        order_id: order.order_id,
-        response,
-        replayed: false,
-    }))
+    Ok(Ok(placed))
 }
 
 /// The catalog entries an order names, read in two queries.
-struct Referenced {
-    /// Every named menu item the shop has, with whether it is retired.
-    items: HashMap<Uuid, (MenuItem, bool)>,
-    /// Active toppings only.
-    toppings: HashMap<Uuid, Topping>,
-}
-
-impl Referenced {
-    async fn load(
-        conn: &mut PgConnection,
-        cmd: &PlaceOrder,
-        shop_id: Uuid,
-    ) -> Result<Referenced, PgError> {
-        let mut item_ids: Vec<Uuid> = cmd.order.lines.iter().map(|l| l.menu_item_id).collect();
-        item_ids.sort_unstable();
-        item_ids.dedup();
-        let mut topping_ids: Vec<Uuid> = cmd
-            .order
-            .lines
-            .iter()
-            .flat_map(|l| l.topping_ids.iter().copied())
-            .collect();
-        topping_ids.sort_unstable();
-        topping_ids.dedup();
-        Ok(Referenced {
-            items: catalog::menu_items(&mut *conn, shop_id, &item_ids).await?,
-            toppings: catalog::active_toppings(conn, shop_id, &topping_ids).await?,
-        })
-    }
-
-    fn item(&self, id: Uuid) -> ItemLookup {
-        match self.items.get(&id) {
-            None => ItemLookup::Unknown,
-            Some((_, true)) => ItemLookup::Retired,
-            Some((item, false)) => ItemLookup::Active(item.clone()),
-        }
-    }
+async fn referenced_catalog(
+    conn: &mut PgConnection,
+    cmd: &PlaceOrder,
+    shop_id: Uuid,
+    catalog_version: i64,
+) -> Result<Referenced, PgError> {
+    let (item_ids, topping_ids) = referenced_ids(&cmd.order);
+    Ok(Referenced {
+        catalog_version,
+        items: catalog::menu_items(&mut *conn, shop_id, &item_ids).await?,
+        toppings: catalog::active_toppings(conn, shop_id, &topping_ids).await?,
+    })
 }

@@ -3,9 +3,10 @@
 
 use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::PinOutcome;
+use ordergate_domain::session::{Bill, PinFailures, PinPolicy, Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{GuestGrant, PinOutcome};
+use ordergate_store::GuestGrant;
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
@@ -166,38 +167,17 @@ pub(crate) async fn judge_pin(
     policy: PinPolicy,
     now: Timestamp,
 ) -> Result<PinOutcome, PgError> {
-    Ok(match session.check_pin(given, policy, now) {
-        PinCheck::Accepted { reset } => {
-            if reset {
-                record_failures(tx, session.session_id, 0, None).await?;
-            }
-            PinOutcome::Accepted(Session {
-                pin_failures: 0,
-                pin_locked_until: None,
-                ..session.clone()
-            })
-        }
-        PinCheck::Missing => PinOutcome::Invalid,
-        PinCheck::Wrong {
-            failures,
-            locked_until,
-        } => {
-            record_failures(tx, session.session_id, failures, locked_until).await?;
-            PinOutcome::Invalid
-        }
-        PinCheck::Locked { until } => PinOutcome::Locked { until },
-        PinCheck::Gone => PinOutcome::Gone,
-    })
+    let judged = session.judge_pin(given, policy, now);
+    if let Some(count) = judged.record {
+        record_failures(tx, session.session_id, count).await?;
+    }
+    Ok(judged.outcome)
 }
 
 pub(crate) async fn unlock_pin(tx: &mut Tx, session_id: Uuid) -> Result<Session, PgError> {
     let session = require_locked(tx, session_id).await?;
-    record_failures(tx, session_id, 0, None).await?;
-    Ok(Session {
-        pin_failures: 0,
-        pin_locked_until: None,
-        ..session
-    })
+    record_failures(tx, session_id, PinFailures::CLEAR).await?;
+    Ok(session.with_failures(PinFailures::CLEAR))
 }
 
 /// Judges the PIN and, when it is accepted on an active session, records
@@ -259,19 +239,14 @@ pub(crate) async fn purge_expired_tokens(
     )
 }
 
-async fn record_failures(
-    tx: &mut Tx,
-    session_id: Uuid,
-    failures: i64,
-    locked_until: Option<Timestamp>,
-) -> Result<(), PgError> {
+async fn record_failures(tx: &mut Tx, session_id: Uuid, count: PinFailures) -> Result<(), PgError> {
     sqlx::query(
         "update table_sessions set pin_failures = $2, pin_locked_until = $3
          where session_id = $1",
     )
     .bind(session_id)
-    .bind(failures)
-    .bind(locked_until)
+    .bind(count.failures)
+    .bind(count.locked_until)
     .execute(tx.conn())
     .await?;
     Ok(())

@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
+use ordergate_domain::order::admission::KeyLookup;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{Answer, Claim, StaffWrite};
 
 use crate::error::{PgError, is_lock_timeout};
-use crate::idempotency::{self, Lookup};
+use crate::idempotency;
 use crate::tx::{LOCK_TIMEOUT, Tx};
 use crate::{inventory, orders, sessions, shops};
 
@@ -32,10 +33,10 @@ pub(crate) async fn write(
     write: StaffWrite,
     now: Timestamp,
 ) -> Result<Answer, PgError> {
-    match idempotency::lookup(tx.conn(), claim, now).await? {
-        Lookup::Absent => {}
-        Lookup::Replay(response) => return Ok(Answer::Replayed(response)),
-        Lookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+    match claim.judge(idempotency::record(tx.conn(), claim, now).await?, now) {
+        KeyLookup::Absent => {}
+        KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
+        KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
     }
     let (shop_id, response) = match write {
         StaffWrite::CreateShop(shop, render) => {

@@ -71,7 +71,7 @@ async fn an_order_that_cannot_get_its_table_in_time_is_session_busy_and_audited(
 
     // The refusal kept nothing against the key: the same request now places.
     let retry = ordergate_store::PlaceOrder {
-        rules: ordergate_store::OrderRules {
+        rules: ordergate_domain::order::admission::OrderRules {
             busy_deadline: Instant::now() + Duration::from_secs(5),
             ..cmd.rules
         },

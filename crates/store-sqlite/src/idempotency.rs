@@ -2,57 +2,37 @@
 //! the write they guard.
 
 use ordergate_domain::Timestamp;
-use ordergate_store::{Claim, StoredResponse};
+use ordergate_store::{Claim, KeyRecord, StoredResponse};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
 use crate::codec::{millis, time};
 use crate::error::SqliteError;
 
-pub(crate) enum Lookup {
-    /// No live record: the write runs.
-    Absent,
-    /// The same request completed before: replay this, until `expires_at`.
-    Replay {
-        response: StoredResponse,
-        expires_at: Timestamp,
-    },
-    /// The key was used for another request.
-    Mismatch,
-}
-
-pub(crate) fn lookup(
+/// The key's live record, if it has one.
+pub(crate) fn record(
     conn: &Connection,
     claim: &Claim,
     now: Timestamp,
-) -> Result<Lookup, SqliteError> {
+) -> Result<Option<KeyRecord>, SqliteError> {
     let record = conn
         .prepare_cached(
             "select fingerprint, status, body, location, expires_at from idempotency_keys
              where scope = ?1 and idempotency_key = ?2 and expires_at > ?3",
         )?
         .query_row(params![claim.scope, claim.key, millis(now)], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                StoredResponse {
+            Ok(KeyRecord {
+                fingerprint: row.get(0)?,
+                response: StoredResponse {
                     status: row.get(1)?,
                     body: row.get(2)?,
                     location: row.get(3)?,
                 },
-                time(row, 4)?,
-            ))
+                expires_at: time(row, 4)?,
+            })
         })
         .optional()?;
-    Ok(match record {
-        None => Lookup::Absent,
-        Some((fingerprint, response, expires_at)) if fingerprint == claim.fingerprint => {
-            Lookup::Replay {
-                response: response.replayed(),
-                expires_at,
-            }
-        }
-        Some(_) => Lookup::Mismatch,
-    })
+    Ok(record)
 }
 
 /// Stores the response of a completed write; an expired record of the same

@@ -1,7 +1,9 @@
+use std::collections::HashMap;
+
 use ordergate_domain::catalog::ItemKind;
 use ordergate_domain::events::{STOCK_CHANGED, StockChanged};
 use ordergate_domain::inventory::{
-    self, InventoryItem, LogEntry, Operation, StockChange, StockLevel,
+    self, Cause, InventoryItem, LogEntry, Operation, StockChange, StockLevel, StockMove,
 };
 use ordergate_domain::paging::Limit;
 use ordergate_domain::{Rejection, Timestamp};
@@ -72,7 +74,13 @@ pub(crate) fn update(
 ) -> Result<InventoryItem, SqliteError> {
     let item = require_active(conn, shop_id, item_id)?;
     let next = change.apply(&item.level);
-    store_level(conn, shop_id, item, next, Operation::Set, actor, now)
+    store_level(
+        conn,
+        shop_id,
+        item,
+        next,
+        &Cause::new(Operation::Set, actor, now),
+    )
 }
 
 pub(crate) fn restock(
@@ -85,7 +93,13 @@ pub(crate) fn restock(
 ) -> Result<InventoryItem, SqliteError> {
     let item = require_active(conn, shop_id, item_id)?;
     let next = inventory::restock(&item.level, item_id, quantity)?;
-    store_level(conn, shop_id, item, next, Operation::Restock, actor, now)
+    store_level(
+        conn,
+        shop_id,
+        item,
+        next,
+        &Cause::new(Operation::Restock, actor, now),
+    )
 }
 
 /// Writes a new level, bumping the version; logs the stock change if there
@@ -95,59 +109,77 @@ fn store_level(
     shop_id: Uuid,
     item: InventoryItem,
     next: StockLevel,
-    operation: Operation,
-    actor: &str,
-    now: Timestamp,
+    cause: &Cause<'_>,
 ) -> Result<InventoryItem, SqliteError> {
     if next == item.level {
         return Ok(item);
     }
-    change_level(
-        conn,
-        shop_id,
-        item.item_id,
-        &item.level,
-        &next,
-        operation,
-        actor,
-        None,
-        now,
-    )?;
+    change_level(conn, shop_id, item.item_id, &item.level, &next, cause)?;
     Ok(InventoryItem {
         level: next,
         version: item.version + 1,
-        updated_at: now,
+        updated_at: cause.now,
         ..item
     })
 }
 
 /// Every change of a stock level goes through here: the row, its op-log
 /// entry when the count moved, and its `stock.changed` event, together.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn change_level(
     conn: &Connection,
     shop_id: Uuid,
     item_id: Uuid,
     before: &StockLevel,
     after: &StockLevel,
-    operation: Operation,
-    actor: &str,
-    order_id: Option<Uuid>,
-    now: Timestamp,
+    cause: &Cause<'_>,
 ) -> Result<(), SqliteError> {
-    write_level(conn, shop_id, item_id, after, now)?;
-    if let Some(mut entry) = LogEntry::for_change(before, after, item_id, operation, actor, now) {
-        entry.order_id = order_id;
+    write_level(conn, shop_id, item_id, after, cause.now)?;
+    if let Some(entry) = cause.log_entry(item_id, before, after) {
         append_log(conn, shop_id, &entry)?;
     }
-    let changed = StockChanged::new(item_id, after, now);
-    events::append(conn, shop_id, STOCK_CHANGED, None, &changed, now)?;
+    let changed = StockChanged::new(item_id, after, cause.now);
+    events::append(conn, shop_id, STOCK_CHANGED, None, &changed, cause.now)?;
     events::note(Change::Stock(shop_id));
     Ok(())
 }
 
+/// Stores each move's level over the one it was read as.
+pub(crate) fn apply_moves(
+    conn: &Connection,
+    shop_id: Uuid,
+    moves: &[StockMove],
+    cause: &Cause<'_>,
+) -> Result<(), SqliteError> {
+    for step in moves {
+        change_level(
+            conn,
+            shop_id,
+            step.item_id,
+            &step.before,
+            &step.after,
+            cause,
+        )?;
+    }
+    Ok(())
+}
+
+/// The stored levels of these items and toppings (active or retired).
+pub(crate) fn levels(
+    conn: &Connection,
+    shop_id: Uuid,
+    item_ids: &[Uuid],
+) -> Result<HashMap<Uuid, StockLevel>, SqliteError> {
+    let mut levels = HashMap::new();
+    for &item_id in item_ids {
+        if let Some(level) = level(conn, shop_id, item_id)? {
+            levels.insert(item_id, level);
+        }
+    }
+    Ok(levels)
+}
+
 /// The stored level of an item or topping (active or retired).
-pub(crate) fn level(
+fn level(
     conn: &Connection,
     shop_id: Uuid,
     item_id: Uuid,

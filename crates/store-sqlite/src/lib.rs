@@ -31,14 +31,15 @@ use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{Catalog, CatalogInput};
 use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::order::admission::KeyLookup;
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, GuestProof, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PinOutcome, PlaceOrder, Replay,
-    StaffWrite, Store, StoreError, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite,
+    Store, StoreError, StoreResult,
 };
 use rusqlite::{Connection, Transaction};
 use rusqlite_migration::{M, Migrations};
@@ -365,14 +366,10 @@ impl Store for SqliteStore {
     async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
         let now = ordergate_domain::now();
         self.write(move |conn| {
-            match idempotency::lookup(conn, &claim, now)? {
-                idempotency::Lookup::Absent => {}
-                idempotency::Lookup::Replay { response, .. } => {
-                    return Ok(Answer::Replayed(response));
-                }
-                idempotency::Lookup::Mismatch => {
-                    return Err(Rejection::IdempotencyKeyReused.into());
-                }
+            match claim.judge(idempotency::record(conn, &claim, now)?, now) {
+                KeyLookup::Absent => {}
+                KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
+                KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
             }
             let (shop_id, response) = match write {
                 StaffWrite::CreateShop(shop, render) => {

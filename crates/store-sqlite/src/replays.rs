@@ -116,8 +116,7 @@ impl ReplayCache {
         let committed = &entry.committed;
         let usable = entry.generation == self.generation()
             && committed.session.session_id == session_id
-            && committed.expires_at > now
-            && committed.fingerprint == claim.fingerprint
+            && claim.answered_by(&committed.fingerprint, committed.expires_at, now)
             && committed.session.admits_as_is(proof, policy, now);
         usable.then(|| committed.replay.clone())
     }

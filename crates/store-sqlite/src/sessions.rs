@@ -1,8 +1,9 @@
 use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, PinCheck, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::PinOutcome;
+use ordergate_domain::session::{Bill, PinFailures, PinPolicy, Session, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{GuestGrant, PinOutcome};
+use ordergate_store::GuestGrant;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
@@ -125,53 +126,34 @@ pub(crate) fn judge_pin(
     policy: PinPolicy,
     now: Timestamp,
 ) -> Result<PinOutcome, SqliteError> {
-    let session_id = session.session_id;
-    let record = |failures: i64, locked_until: Option<Timestamp>| {
-        conn.prepare_cached(
-            "update table_sessions set pin_failures = ?2, pin_locked_until = ?3
-             where session_id = ?1",
-        )?
-        .execute(params![
-            session_id.to_string(),
-            failures,
-            locked_until.map(millis)
-        ])
-    };
-    Ok(match session.check_pin(given, policy, now) {
-        PinCheck::Accepted { reset } => {
-            if reset {
-                record(0, None)?;
-            }
-            PinOutcome::Accepted(Session {
-                pin_failures: 0,
-                pin_locked_until: None,
-                ..session.clone()
-            })
-        }
-        PinCheck::Missing => PinOutcome::Invalid,
-        PinCheck::Wrong {
-            failures,
-            locked_until,
-        } => {
-            record(failures, locked_until)?;
-            PinOutcome::Invalid
-        }
-        PinCheck::Locked { until } => PinOutcome::Locked { until },
-        PinCheck::Gone => PinOutcome::Gone,
-    })
+    let judged = session.judge_pin(given, policy, now);
+    if let Some(count) = judged.record {
+        record_failures(conn, session.session_id, count)?;
+    }
+    Ok(judged.outcome)
+}
+
+fn record_failures(
+    conn: &Connection,
+    session_id: Uuid,
+    count: PinFailures,
+) -> Result<(), SqliteError> {
+    conn.prepare_cached(
+        "update table_sessions set pin_failures = ?2, pin_locked_until = ?3
+         where session_id = ?1",
+    )?
+    .execute(params![
+        session_id.to_string(),
+        count.failures,
+        count.locked_until.map(millis)
+    ])?;
+    Ok(())
 }
 
 pub(crate) fn unlock_pin(conn: &Connection, session_id: Uuid) -> Result<Session, SqliteError> {
     let session = require(conn, session_id)?;
-    conn.prepare_cached(
-        "update table_sessions set pin_failures = 0, pin_locked_until = null where session_id = ?1",
-    )?
-    .execute([session_id.to_string()])?;
-    Ok(Session {
-        pin_failures: 0,
-        pin_locked_until: None,
-        ..session
-    })
+    record_failures(conn, session_id, PinFailures::CLEAR)?;
+    Ok(session.with_failures(PinFailures::CLEAR))
 }
 
 /// Judges the PIN and, when it is accepted on an active session, records

@@ -1,7 +1,7 @@
 //! The kitchen's status machine, and the stock a cancellation puts back.
 
 use ordergate_domain::events::ORDER_UPDATED;
-use ordergate_domain::inventory::{Operation, StockLevel};
+use ordergate_domain::inventory::{Cause, Operation, put_back};
 use ordergate_domain::order::{Order, StatusChange, Transition};
 use ordergate_domain::{Rejection, Timestamp};
 use rusqlite::{Connection, params};
@@ -21,28 +21,11 @@ pub(crate) fn set_status(
     now: Timestamp,
 ) -> Result<Order, SqliteError> {
     let order = find(conn, order_id)?.ok_or(Rejection::NotFound("order"))?;
-    let transition = order.status.transition(change.status);
-    if transition == Some(Transition::Unchanged) {
-        return Ok(order);
-    }
-    if let Some(expected) = change.expected_version
-        && expected != order.version
-    {
-        return Err(Rejection::VersionConflict {
-            current: order.version,
-        }
-        .into());
-    }
+    let transition = change.judge(&order)?;
     match transition {
-        Some(Transition::Cancel) => put_back_stock(conn, &order, now)?,
-        Some(Transition::Advance | Transition::Unchanged) => {}
-        None => {
-            return Err(Rejection::InvalidTransition {
-                from: order.status.as_str(),
-                to: change.status.as_str(),
-            }
-            .into());
-        }
+        Transition::Unchanged => return Ok(order),
+        Transition::Cancel => put_back_stock(conn, &order, now)?,
+        Transition::Advance => {}
     }
     conn.prepare_cached(
         "update orders set status = ?2, version = version + 1, updated_at = ?3 where order_id = ?1",
@@ -52,11 +35,7 @@ pub(crate) fn set_status(
         change.status.as_str(),
         millis(now)
     ])?;
-    let order = Order {
-        status: change.status,
-        version: order.version + 1,
-        ..order
-    };
+    let order = order.moved_to(change.status);
     events::append(
         conn,
         order.shop_id,
@@ -68,9 +47,7 @@ pub(crate) fn set_status(
     Ok(order)
 }
 
-/// Returns what the order's placement took, as its `order` log rows record
-/// it: an item untracked since then takes nothing back, and one that was
-/// untracked then gives nothing.
+/// Returns what the order's placement took (see [`put_back`]).
 fn put_back_stock(conn: &Connection, order: &Order, now: Timestamp) -> Result<(), SqliteError> {
     let taken: Vec<(Uuid, i64)> = conn
         .prepare_cached(
@@ -83,28 +60,11 @@ fn put_back_stock(conn: &Connection, order: &Order, now: Timestamp) -> Result<()
             |row| Ok((uuid(row, 0)?, row.get(1)?)),
         )?
         .collect::<Result<_, _>>()?;
-    for (item_id, quantity) in taken {
-        let Some(before) =
-            inventory::level(conn, order.shop_id, item_id)?.filter(|l| l.stock.is_some())
-        else {
-            continue;
-        };
-        let after = StockLevel {
-            stock: before.stock.map(|s| s + quantity),
-            ..before.clone()
-        };
-        let order_id = Some(order.order_id);
-        inventory::change_level(
-            conn,
-            order.shop_id,
-            item_id,
-            &before,
-            &after,
-            Operation::Cancel,
-            "staff",
-            order_id,
-            now,
-        )?;
-    }
-    Ok(())
+    let ids: Vec<Uuid> = taken.iter().map(|(id, _)| *id).collect();
+    let levels = inventory::levels(conn, order.shop_id, &ids)?;
+    let cause = Cause {
+        order_id: Some(order.order_id),
+        ..Cause::new(Operation::Cancel, "staff", now)
+    };
+    inventory::apply_moves(conn, order.shop_id, &put_back(&taken, &levels), &cause)
 }

@@ -13,7 +13,7 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
-use ordergate_domain::session::{Bill, GuestProof, PinPolicy, Session, SessionStatus};
+use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
@@ -23,8 +23,8 @@ pub mod conformance;
 mod write;
 
 pub use write::{
-    Answer, Caller, Claim, Decided, OrderRules, Ordered, PlaceOrder, Placed, Render, Replay,
-    StaffWrite, StoredResponse,
+    Answer, Claim, Decided, KeyRecord, Ordered, PlaceOrder, Placed, Render, Replay, StaffWrite,
+    StoredResponse,
 };
 
 /// What a committed write changed, announced so caches and live streams
@@ -69,19 +69,6 @@ pub struct MenuSource {
     pub shop: Shop,
     pub catalog: Catalog,
     pub inventory: Vec<InventoryItem>,
-}
-
-/// The outcome of a guest's PIN attempt, after the store recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PinOutcome {
-    Accepted(Session),
-    /// Wrong or missing PIN.
-    Invalid,
-    Locked {
-        until: Timestamp,
-    },
-    /// Checked out longer ago than the grace: nothing was judged.
-    Gone,
 }
 
 /// A guest's request to exchange the PIN for a guest token.

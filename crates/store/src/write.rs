@@ -5,10 +5,10 @@
 use ordergate_domain::Rejection;
 use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
-use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::InventoryItem;
-use ordergate_domain::order::{Order, StatusChange, ValidOrder};
-use ordergate_domain::session::{Bill, GuestProof, PinPolicy, Session};
+use ordergate_domain::order::admission::{Admission, Caller, KeyLookup, OrderRules};
+use ordergate_domain::order::{Order, OrderReceipt, StatusChange, ValidOrder};
+use ordergate_domain::session::{Bill, Session};
 use ordergate_domain::shop::Shop;
 use uuid::Uuid;
 
@@ -71,33 +71,6 @@ pub enum Answer {
     Replayed(StoredResponse),
 }
 
-/// Who places an order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Caller {
-    /// A guest at the table, proving it with the PIN or a guest token.
-    Guest {
-        proof: GuestProof,
-        client_id: ClientId,
-    },
-    Staff,
-}
-
-/// The rules an order is admitted under.
-#[derive(Debug, Clone, Copy)]
-pub struct OrderRules {
-    pub pin_policy: PinPolicy,
-    /// Same client, same items and note within this window → duplicate (zero: off).
-    pub duplicate_window: chrono::Duration,
-    /// Minimum gap between one client's accepted orders (zero: off).
-    pub cooldown: chrono::Duration,
-    /// Most guest orders one session may place within
-    /// [`SESSION_ORDER_WINDOW`](ordergate_domain::session::SESSION_ORDER_WINDOW),
-    /// whatever client sends them (zero: off).
-    pub session_order_limit: u32,
-    /// Past this instant the order gave up waiting for its table: `SessionBusy`.
-    pub busy_deadline: std::time::Instant,
-}
-
 /// One order POST, decided and committed in one transaction.
 #[derive(Debug, Clone)]
 pub struct PlaceOrder {
@@ -117,10 +90,7 @@ pub struct PlaceOrder {
 impl PlaceOrder {
     /// The guest's device id; `None` for staff.
     pub fn client_id(&self) -> Option<&str> {
-        match &self.caller {
-            Caller::Guest { client_id, .. } => Some(client_id.as_str()),
-            Caller::Staff => None,
-        }
+        self.caller.client_id()
     }
 
     /// The audit row of this request's outcome.
@@ -175,6 +145,25 @@ impl Decided {
     }
 }
 
+impl Decided {
+    /// What admission decided, when it decided the outcome; `None` when the
+    /// order was admitted and is to be committed.
+    pub fn before_commit(
+        admission: Admission<StoredResponse>,
+    ) -> Result<Option<Decided>, serde_json::Error> {
+        Ok(Some(match admission {
+            Admission::Unjudged(rejection) => Decided::Unjudged(rejection),
+            Admission::Refused(rejection) => Decided::Judged(Err(rejection)),
+            Admission::Replay(response) => Decided::Judged(Ok(Placed {
+                order_id: response.order_id()?,
+                response,
+                replayed: true,
+            })),
+            Admission::Admitted => return Ok(None),
+        }))
+    }
+}
+
 impl From<Result<Placed, Rejection>> for Decided {
     fn from(outcome: Result<Placed, Rejection>) -> Decided {
         Decided::Judged(outcome)
@@ -189,6 +178,25 @@ pub struct Placed {
     pub replayed: bool,
 }
 
+impl Placed {
+    /// An order placed just now, and the response its key keeps.
+    pub fn fresh(order: &Order) -> Result<Placed, serde_json::Error> {
+        let response = StoredResponse {
+            status: 201,
+            body: serde_json::to_string(&OrderReceipt {
+                order,
+                idempotent_replay: false,
+            })?,
+            location: Some(format!("/api/v1/orders/{}", order.order_id)),
+        };
+        Ok(Placed {
+            order_id: order.order_id,
+            response,
+            replayed: false,
+        })
+    }
+}
+
 /// A completed order request's answer, found in committed data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replay {
@@ -198,7 +206,46 @@ pub struct Replay {
     pub response: StoredResponse,
 }
 
+/// An idempotency key's record as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRecord {
+    pub fingerprint: String,
+    pub response: StoredResponse,
+    pub expires_at: Timestamp,
+}
+
+impl Claim {
+    /// Whether a record with this fingerprint and expiry answers this
+    /// request: it is live, and the request is the same one.
+    pub fn answered_by(&self, fingerprint: &str, expires_at: Timestamp, now: Timestamp) -> bool {
+        expires_at > now && fingerprint == self.fingerprint
+    }
+
+    /// What the key's record means for this request.
+    pub fn judge(&self, record: Option<KeyRecord>, now: Timestamp) -> KeyLookup<StoredResponse> {
+        match record.filter(|record| record.expires_at > now) {
+            None => KeyLookup::Absent,
+            Some(record) if self.answered_by(&record.fingerprint, record.expires_at, now) => {
+                KeyLookup::Replay(record.response.replayed())
+            }
+            Some(_) => KeyLookup::Mismatch,
+        }
+    }
+}
+
 impl StoredResponse {
+    /// The order a stored order response is the receipt of.
+    pub fn order_id(&self) -> Result<Uuid, serde_json::Error> {
+        /// Only the id: building the whole receipt as a JSON value was a
+        /// sixth of a replay's read.
+        #[derive(serde::Deserialize)]
+        struct Receipt {
+            #[serde(rename = "orderId")]
+            order_id: Uuid,
+        }
+        Ok(serde_json::from_str::<Receipt>(&self.body)?.order_id)
+    }
+
     /// The response as a replay: order bodies say `"idempotentReplay": true`,
     /// every other byte as first sent.
     pub fn replayed(self) -> StoredResponse {
@@ -217,7 +264,70 @@ impl StoredResponse {
 
 #[cfg(test)]
 mod tests {
+    use ordergate_domain::order::{LineTopping, OrderLine, OrderSource, OrderStatus};
+
     use super::*;
+
+    /// A receipt exactly as every release so far stored it. A retry after
+    /// an upgrade replays the stored bytes: a change here would answer the
+    /// same order differently on either side of the upgrade.
+    const STORED_RECEIPT: &str = concat!(
+        r#"{"orderId":"01930000-0000-7000-8000-000000000001","#,
+        r#""shopId":"00000000-0000-0000-0000-000000000002","#,
+        r#""sessionId":"00000000-0000-0000-0000-000000000003","#,
+        r#""tableLabel":"T4","ticketNumber":17,"status":"placed","source":"guest","#,
+        r#""clientId":"phone-1","items":[{"menuItemId":"00000000-0000-0000-0000-000000000004","#,
+        r#""name":"Katsu curry","unitPrice":1100,"quantity":2,"toppings":[{"#,
+        r#""toppingId":"00000000-0000-0000-0000-000000000005","name":"Egg","price":100}],"#,
+        r#""lineTotal":2200}],"note":"no onions","total":2200,"#,
+        r#""createdAt":"2026-12-01T12:00:00.123Z","version":1,"idempotentReplay":false}"#
+    );
+
+    fn golden_order() -> Order {
+        Order {
+            order_id: Uuid::from_u128(0x0193_0000_0000_7000_8000_0000_0000_0001),
+            shop_id: Uuid::from_u128(2),
+            session_id: Uuid::from_u128(3),
+            table_label: "T4".into(),
+            ticket_number: 17,
+            status: OrderStatus::Placed,
+            source: OrderSource::Guest,
+            client_id: Some("phone-1".into()),
+            items: vec![OrderLine {
+                menu_item_id: Uuid::from_u128(4),
+                name: "Katsu curry".into(),
+                unit_price: 1100,
+                quantity: 2,
+                toppings: vec![LineTopping {
+                    topping_id: Uuid::from_u128(5),
+                    name: "Egg".into(),
+                    price: 100,
+                }],
+                line_total: 2200,
+            }],
+            note: "no onions".into(),
+            total: 2200,
+            created_at: "2026-12-01T12:00:00.123Z".parse().unwrap(),
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn a_placed_order_stores_the_receipt_format_of_every_release() {
+        let placed = Placed::fresh(&golden_order()).unwrap();
+        assert_eq!(placed.response.body, STORED_RECEIPT);
+        assert_eq!(placed.response.status, 201);
+        assert_eq!(
+            placed.response.location.as_deref(),
+            Some("/api/v1/orders/01930000-0000-7000-8000-000000000001")
+        );
+        let replay = placed.response.replayed();
+        assert_eq!(
+            replay.body,
+            STORED_RECEIPT.replace(r#""idempotentReplay":false"#, r#""idempotentReplay":true"#)
+        );
+        assert_eq!(replay.order_id().unwrap(), golden_order().order_id);
+    }
 
     #[test]
     fn only_bodies_that_carry_the_flag_change_on_replay() {

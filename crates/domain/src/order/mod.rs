@@ -1,6 +1,8 @@
 //! Orders as the kitchen, the guest and the bill see them. Lines are priced
 //! snapshots: a later catalog change never rewrites a placed order.
 
+pub mod admission;
+pub mod placement;
 mod pricing;
 mod request;
 
@@ -12,7 +14,7 @@ use uuid::Uuid;
 pub use pricing::{ItemLookup, Shortage, price_lines, stock_needed};
 pub use request::{LineRequest, MAX_LINES, MAX_NOTE_CHARS, MAX_QUANTITY, OrderRequest, ValidOrder};
 
-use crate::Timestamp;
+use crate::{Rejection, Timestamp};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -161,6 +163,39 @@ impl Order {
     pub fn counts_toward_bill(&self) -> bool {
         self.status != OrderStatus::Cancelled
     }
+
+    /// The order once `change` is stored: its status, and its next version.
+    pub fn moved_to(self, status: OrderStatus) -> Order {
+        Order {
+            status,
+            version: self.version + 1,
+            ..self
+        }
+    }
+}
+
+impl StatusChange {
+    /// What this change means for `order` as stored: the current status
+    /// again is [`Transition::Unchanged`] whatever version was expected (a
+    /// retried tap); any other change needs the version the caller saw to
+    /// be current, and the move to be allowed.
+    pub fn judge(&self, order: &Order) -> Result<Transition, Rejection> {
+        let transition = order.status.transition(self.status);
+        if transition == Some(Transition::Unchanged) {
+            return Ok(Transition::Unchanged);
+        }
+        if let Some(expected) = self.expected_version
+            && expected != order.version
+        {
+            return Err(Rejection::VersionConflict {
+                current: order.version,
+            });
+        }
+        transition.ok_or(Rejection::InvalidTransition {
+            from: order.status.as_str(),
+            to: self.status.as_str(),
+        })
+    }
 }
 
 /// The day a ticket number counts in: the shop's local date.
@@ -213,6 +248,55 @@ mod tests {
         ] {
             assert_eq!(allowed(from, to), None, "{from:?} → {to:?}");
         }
+    }
+
+    #[test]
+    fn a_status_change_needs_the_current_version_unless_it_changes_nothing() {
+        let order = Order {
+            order_id: Uuid::nil(),
+            shop_id: Uuid::nil(),
+            session_id: Uuid::nil(),
+            table_label: "T1".into(),
+            ticket_number: 1,
+            status: OrderStatus::Accepted,
+            source: OrderSource::Guest,
+            client_id: None,
+            items: vec![],
+            note: String::new(),
+            total: 0,
+            created_at: "2026-12-01T12:00:00Z".parse().unwrap(),
+            version: 3,
+        };
+        let change = |status, expected_version| StatusChange {
+            status,
+            expected_version,
+        };
+        use OrderStatus::*;
+        assert_eq!(
+            change(Accepted, Some(1)).judge(&order),
+            Ok(Transition::Unchanged)
+        );
+        assert_eq!(
+            change(Ready, Some(2)).judge(&order),
+            Err(Rejection::VersionConflict { current: 3 })
+        );
+        assert_eq!(
+            change(Ready, Some(3)).judge(&order),
+            Ok(Transition::Advance)
+        );
+        assert_eq!(
+            change(Cancelled, None).judge(&order),
+            Ok(Transition::Cancel)
+        );
+        assert_eq!(
+            change(Placed, None).judge(&order),
+            Err(Rejection::InvalidTransition {
+                from: "accepted",
+                to: "placed"
+            })
+        );
+        let moved = order.moved_to(Ready);
+        assert_eq!((moved.status, moved.version), (Ready, 4));
     }
 
     #[test]

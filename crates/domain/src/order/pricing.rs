@@ -18,6 +18,17 @@ pub enum ItemLookup {
     Unknown,
 }
 
+impl ItemLookup {
+    /// A menu item the shop has, orderable unless retired.
+    pub fn found(item: MenuItem, retired: bool) -> ItemLookup {
+        if retired {
+            ItemLookup::Retired
+        } else {
+            ItemLookup::Active(item)
+        }
+    }
+}
+
 /// Prices every line from the catalog; the client's idea of a price is
 /// never asked. `topping` answers for active toppings only.
 pub fn price_lines(

@@ -118,10 +118,11 @@ use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput};
 use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::InventoryUpdate;
+use ordergate_domain::order::admission::{Caller, OrderRules};
 use ordergate_domain::order::{LineRequest, OrderRequest};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
-use ordergate_store::{Caller, Claim, OrderRules, PlaceOrder, Store};
+use ordergate_store::{Claim, PlaceOrder, Store};
 
 pub const PIN: &str = "012345";
 

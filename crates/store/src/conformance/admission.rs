@@ -8,7 +8,9 @@ use ordergate_domain::session::SessionStatus;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
-use crate::{Claim, OrderRules, PinOutcome, PlaceOrder, Store};
+use crate::{Claim, PlaceOrder, Store};
+use ordergate_domain::order::admission::OrderRules;
+use ordergate_domain::session::PinOutcome;
 
 use super::helpers::*;
 

@@ -6,7 +6,9 @@ use ordergate_domain::code::ErrorCode;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
-use crate::{Claim, OrderRules, PinOutcome, PlaceOrder, Store};
+use crate::{Claim, PlaceOrder, Store};
+use ordergate_domain::order::admission::OrderRules;
+use ordergate_domain::session::PinOutcome;
 
 use super::helpers::*;
 

@@ -8,7 +8,8 @@ use ordergate_domain::order::Shortage;
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 
-use crate::{PinOutcome, Placed, Store, StoreError};
+use crate::{Placed, Store, StoreError};
+use ordergate_domain::session::PinOutcome;
 
 use super::helpers::*;
 

@@ -6,7 +6,9 @@ use ordergate_domain::Rejection;
 use ordergate_domain::session::{GuestProof, PinPolicy, SESSION_ORDER_WINDOW, SessionStatus};
 use uuid::Uuid;
 
-use crate::{GuestGrant, OrderRules, PinOutcome, PlaceOrder, Store};
+use crate::{GuestGrant, PlaceOrder, Store};
+use ordergate_domain::order::admission::OrderRules;
+use ordergate_domain::session::PinOutcome;
 
 use super::helpers::*;
 
@@ -23,7 +25,7 @@ fn grant(session_id: Uuid, pin: Option<&str>, digest: &str, policy: PinPolicy) -
 
 fn token_order(session_id: Uuid, item: Uuid, at: ordergate_domain::Timestamp) -> PlaceOrder {
     let mut order = guest_order(session_id, CLIENT, simple_order(item, 1), at);
-    order.caller = crate::Caller::Guest {
+    order.caller = ordergate_domain::order::admission::Caller::Guest {
         proof: GuestProof::Token,
         client_id: client_id(CLIENT),
     };

@@ -8,6 +8,7 @@ use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput, ToppingInput};
 use ordergate_domain::idempotency::ClientId;
 use ordergate_domain::inventory::{InventoryItem, InventoryUpdate, StockChange};
+use ordergate_domain::order::admission::{Caller, OrderRules};
 use ordergate_domain::order::{
     LineRequest, LineTopping, Order, OrderLine, OrderReceipt, OrderRequest, OrderSource,
     OrderStatus, ValidOrder,
@@ -19,9 +20,7 @@ use ordergate_domain::validation::FieldError;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
-use crate::{
-    Caller, Claim, OrderRules, PlaceOrder, Placed, Store, StoreError, StoreResult, StoredResponse,
-};
+use crate::{Claim, PlaceOrder, Placed, Store, StoreError, StoreResult, StoredResponse};
 
 pub(super) const STAFF: &str = "staff";
 

@@ -8,7 +8,9 @@ use ordergate_domain::session::{Bill, GuestProof, SessionStatus};
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
-use crate::{Caller, Claim, PinOutcome, PlaceOrder, Store};
+use crate::{Claim, PlaceOrder, Store};
+use ordergate_domain::order::admission::Caller;
+use ordergate_domain::session::PinOutcome;
 
 use super::helpers::*;
 

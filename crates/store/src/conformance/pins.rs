@@ -2,7 +2,8 @@
 
 use ordergate_domain::session::Session;
 
-use crate::{PinOutcome, Store};
+use crate::Store;
+use ordergate_domain::session::PinOutcome;
 
 use super::helpers::*;
 
