@@ -105,6 +105,39 @@ pub(crate) async fn of_shop(
     .await?)
 }
 
+/// Stores a just-placed order under its ticket day; `payload_hash` is what
+/// the duplicate rule compares.
+pub(crate) async fn insert(
+    tx: &mut Tx,
+    order: &Order,
+    day: &str,
+    payload_hash: &str,
+) -> Result<(), PgError> {
+    sqlx::query(
+        "insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
+                             source, client_id, payload_hash, lines, note, total, version,
+                             created_at, updated_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)",
+    )
+    .bind(order.order_id)
+    .bind(order.shop_id)
+    .bind(order.session_id)
+    .bind(day)
+    .bind(order.ticket_number)
+    .bind(order.status.as_str())
+    .bind(order.source.as_str())
+    .bind(&order.client_id)
+    .bind(payload_hash)
+    .bind(serde_json::to_string(&order.items)?)
+    .bind(&order.note)
+    .bind(order.total)
+    .bind(order.version)
+    .bind(order.created_at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
 /// Moves an order along its status machine (see [`OrderStatus::transition`]),
 /// its row locked so concurrent changes take turns.
 pub(crate) async fn set_status(

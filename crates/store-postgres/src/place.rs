@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ordergate_domain::events::ORDER_PLACED;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
-use ordergate_domain::order::placement::{NewOrder, Referenced, referenced_ids};
+use ordergate_domain::order::placement::{Referenced, referenced_ids};
 use ordergate_domain::order::ticket_day;
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_domain::{Rejection, Timestamp};
@@ -245,36 +245,8 @@ async fn commit(
     };
     inventory::take(tx, shop_id, &moves, &cause).await?;
 
-    let placing = NewOrder {
-        order_id: cmd.order_id,
-        session,
-        caller: &cmd.caller,
-        note: &cmd.order.note,
-        now: cmd.now,
-    };
-    let order = priced.into_order(placing, ticket_number);
-    sqlx::query(
-        "insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
-                             source, client_id, payload_hash, lines, note, total, version,
-                             created_at, updated_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)",
-    )
-    .bind(order.order_id)
-    .bind(order.shop_id)
-    .bind(order.session_id)
-    .bind(&day)
-    .bind(order.ticket_number)
-    .bind(order.status.as_str())
-    .bind(order.source.as_str())
-    .bind(&order.client_id)
-    .bind(&cmd.order.payload_hash)
-    .bind(serde_json::to_string(&order.items)?)
-    .bind(&order.note)
-    .bind(order.total)
-    .bind(order.version)
-    .bind(order.created_at)
-    .execute(tx.conn())
-    .await?;
+    let order = priced.into_order(cmd.placing(session), ticket_number);
+    orders::insert(tx, &order, &day, &cmd.order.payload_hash).await?;
     events::append(
         tx,
         shop_id,

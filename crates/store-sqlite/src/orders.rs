@@ -1,11 +1,11 @@
-//! Reading orders back: one, a session's, a shop's.
+//! Orders: a placed one stored, and read back: one, a session's, a shop's.
 
 use ordergate_domain::order::{Order, OrderSource, OrderStatus};
 use ordergate_domain::paging::Limit;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
-use crate::codec::{json, name, time, uuid};
+use crate::codec::{json, millis, name, time, uuid};
 use crate::error::SqliteError;
 use crate::shops;
 
@@ -15,6 +15,39 @@ pub(crate) const COLUMNS: &str =
                        o.status, o.source, o.client_id, o.lines, o.note, o.total,
                        o.created_at, o.version";
 pub(crate) const FROM: &str = "from orders o join table_sessions s on s.session_id = o.session_id";
+
+/// Stores a just-placed order under its ticket day; `payload_hash` is what
+/// the duplicate rule compares.
+pub(crate) fn insert(
+    conn: &Connection,
+    order: &Order,
+    day: &str,
+    payload_hash: &str,
+) -> Result<(), SqliteError> {
+    conn.prepare_cached(
+        "insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
+                             source, client_id, payload_hash, lines, note, total, version,
+                             created_at, updated_at)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)",
+    )?
+    .execute(params![
+        order.order_id.to_string(),
+        order.shop_id.to_string(),
+        order.session_id.to_string(),
+        day,
+        order.ticket_number,
+        order.status.as_str(),
+        order.source.as_str(),
+        order.client_id,
+        payload_hash,
+        serde_json::to_string(&order.items)?,
+        order.note,
+        order.total,
+        order.version,
+        millis(order.created_at)
+    ])?;
+    Ok(())
+}
 
 pub(crate) fn from_row(row: &Row) -> rusqlite::Result<Order> {
     Ok(Order {

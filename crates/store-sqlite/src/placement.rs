@@ -11,7 +11,7 @@ use std::time::Instant;
 use ordergate_domain::events::ORDER_PLACED;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
-use ordergate_domain::order::placement::{NewOrder, Priced, Referenced, referenced_ids};
+use ordergate_domain::order::placement::{Referenced, referenced_ids};
 use ordergate_domain::order::{ItemLookup, ticket_day};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_domain::{Rejection, Timestamp};
@@ -22,7 +22,7 @@ use uuid::Uuid;
 use crate::codec::millis;
 use crate::error::SqliteError;
 use crate::idempotency;
-use crate::orders::{COLUMNS, FROM, from_row};
+use crate::orders::{self, COLUMNS, FROM, from_row};
 use crate::replays::Committed;
 use crate::{audit, catalog, events, inventory, sessions, shops};
 
@@ -193,29 +193,8 @@ fn commit(
              returning last_number",
         )?
         .query_row(params![shop.shop_id.to_string(), day], |row| row.get(0))?;
-    let order = placed_order(priced, cmd, session, ticket_number);
-    conn.prepare_cached(
-        "insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
-                             source, client_id, payload_hash, lines, note, total, version,
-                             created_at, updated_at)
-         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)",
-    )?
-    .execute(params![
-        order.order_id.to_string(),
-        order.shop_id.to_string(),
-        order.session_id.to_string(),
-        day,
-        order.ticket_number,
-        order.status.as_str(),
-        order.source.as_str(),
-        order.client_id,
-        cmd.order.payload_hash,
-        serde_json::to_string(&order.items)?,
-        order.note,
-        order.total,
-        order.version,
-        millis(order.created_at)
-    ])?;
+    let order = priced.into_order(cmd.placing(session), ticket_number);
+    orders::insert(conn, &order, &day, &cmd.order.payload_hash)?;
     events::append(
         conn,
         shop.shop_id,
@@ -229,22 +208,6 @@ fn commit(
         idempotency::complete(conn, claim, Some(shop.shop_id), &placed.response, cmd.now)?;
     }
     Ok(Ok(placed))
-}
-
-fn placed_order(
-    priced: Priced,
-    cmd: &PlaceOrder,
-    session: &Session,
-    ticket_number: i64,
-) -> ordergate_domain::order::Order {
-    let placing = NewOrder {
-        order_id: cmd.order_id,
-        session,
-        caller: &cmd.caller,
-        note: &cmd.order.note,
-        now: cmd.now,
-    };
-    priced.into_order(placing, ticket_number)
 }
 
 /// The catalog entries an order names.

@@ -7,6 +7,7 @@ use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::inventory::InventoryItem;
 use ordergate_domain::order::admission::{Admission, Caller, KeyLookup, OrderRules};
+use ordergate_domain::order::placement::NewOrder;
 use ordergate_domain::order::{Order, OrderReceipt, StatusChange, ValidOrder};
 use ordergate_domain::session::{Bill, Session};
 use ordergate_domain::shop::Shop;
@@ -91,6 +92,19 @@ impl PlaceOrder {
     /// The guest's device id; `None` for staff.
     pub fn client_id(&self) -> Option<&str> {
         self.caller.client_id()
+    }
+
+    /// Who places which order at `session`, for [`Priced::into_order`].
+    ///
+    /// [`Priced::into_order`]: ordergate_domain::order::placement::Priced::into_order
+    pub fn placing<'a>(&'a self, session: &'a Session) -> NewOrder<'a> {
+        NewOrder {
+            order_id: self.order_id,
+            session,
+            caller: &self.caller,
+            note: &self.order.note,
+            now: self.now,
+        }
     }
 
     /// The audit row of this request's outcome.

@@ -1,0 +1,260 @@
+//! The [`Store`] each node serves from: every operation forwarded to
+//! [`Pg`], run to its end on a task of its own (see [`PgStore`]).
+
+use async_trait::async_trait;
+use ordergate_domain::Timestamp;
+use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::catalog::{Catalog, CatalogInput};
+use ordergate_domain::events::Event;
+use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::order::{Order, OrderStatus, StatusChange};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
+use ordergate_domain::shop::Shop;
+use ordergate_store::{
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite,
+    Store, StoreResult,
+};
+use uuid::Uuid;
+
+use crate::PgStore;
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> StoreResult<()> {
+        self.detached(|pg| async move { pg.ping().await }).await
+    }
+
+    async fn create_shop(&self, shop: Shop) -> StoreResult<Shop> {
+        self.detached(|pg| async move { pg.create_shop(shop).await })
+            .await
+    }
+
+    async fn list_shops(&self) -> StoreResult<Vec<Shop>> {
+        self.detached(|pg| async move { pg.list_shops().await })
+            .await
+    }
+
+    async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
+        self.detached(move |pg| async move { pg.get_shop(shop_id).await })
+            .await
+    }
+
+    async fn put_catalog(
+        &self,
+        shop_id: Uuid,
+        input: CatalogInput,
+        now: Timestamp,
+    ) -> StoreResult<Catalog> {
+        self.detached(move |pg| async move { pg.put_catalog(shop_id, input, now).await })
+            .await
+    }
+
+    async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog> {
+        self.detached(move |pg| async move { pg.get_catalog(shop_id).await })
+            .await
+    }
+
+    async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource> {
+        self.detached(move |pg| async move { pg.menu_source(shop_id).await })
+            .await
+    }
+
+    async fn list_inventory(&self, shop_id: Uuid) -> StoreResult<Vec<InventoryItem>> {
+        self.detached(move |pg| async move { pg.list_inventory(shop_id).await })
+            .await
+    }
+
+    async fn update_inventory(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        change: StockChange,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.detached(move |pg| async move {
+            pg.update_inventory(shop_id, item_id, change, &actor, now)
+                .await
+        })
+        .await
+    }
+
+    async fn restock(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        quantity: i64,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.detached(
+            move |pg| async move { pg.restock(shop_id, item_id, quantity, &actor, now).await },
+        )
+        .await
+    }
+
+    async fn inventory_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<LogEntry>> {
+        self.detached(move |pg| async move { pg.inventory_log(shop_id, limit).await })
+            .await
+    }
+
+    async fn open_session(&self, session: Session) -> StoreResult<Session> {
+        self.detached(|pg| async move { pg.open_session(session).await })
+            .await
+    }
+
+    async fn list_sessions(
+        &self,
+        shop_id: Uuid,
+        status: Option<SessionStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Session>> {
+        self.detached(move |pg| async move { pg.list_sessions(shop_id, status, limit).await })
+            .await
+    }
+
+    async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>> {
+        self.detached(move |pg| async move { pg.get_session(session_id).await })
+            .await
+    }
+
+    async fn verify_pin(
+        &self,
+        session_id: Uuid,
+        given: Option<&str>,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<PinOutcome> {
+        let given = given.map(str::to_owned);
+        self.detached(move |pg| async move {
+            pg.verify_pin(session_id, given.as_deref(), policy, now)
+                .await
+        })
+        .await
+    }
+
+    async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill> {
+        self.detached(move |pg| async move { pg.checkout(session_id, now).await })
+            .await
+    }
+
+    async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session> {
+        self.detached(move |pg| async move { pg.unlock_pin(session_id).await })
+            .await
+    }
+
+    async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome> {
+        self.detached(|pg| async move { pg.grant_guest_access(grant).await })
+            .await
+    }
+
+    async fn guest_token_session(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<Session>> {
+        let token_digest = token_digest.to_owned();
+        self.detached(move |pg| async move { pg.guest_token_session(&token_digest, now).await })
+            .await
+    }
+
+    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
+        let wait = self.in_flight_wait;
+        self.detached(move |pg| async move { pg.idempotent(claim, write, wait).await })
+            .await
+    }
+
+    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
+        let wait = self.in_flight_wait;
+        self.detached(move |pg| async move { pg.place_order(order, wait).await })
+            .await
+    }
+
+    async fn set_order_status(
+        &self,
+        order_id: Uuid,
+        change: StatusChange,
+        now: Timestamp,
+    ) -> StoreResult<Order> {
+        self.detached(move |pg| async move { pg.set_order_status(order_id, change, now).await })
+            .await
+    }
+
+    async fn shop_orders(
+        &self,
+        shop_id: Uuid,
+        statuses: Vec<OrderStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Order>> {
+        self.detached(move |pg| async move { pg.shop_orders(shop_id, statuses, limit).await })
+            .await
+    }
+
+    async fn events_after(
+        &self,
+        shop_id: Uuid,
+        after: i64,
+        limit: Limit,
+    ) -> StoreResult<Vec<Event>> {
+        self.detached(move |pg| async move { pg.events_after(shop_id, after, limit).await })
+            .await
+    }
+
+    async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64> {
+        self.detached(move |pg| async move { pg.last_event_id(shop_id).await })
+            .await
+    }
+
+    fn set_change_listener(&self, listener: ChangeListener) {
+        self.pg.announcer.set(listener);
+    }
+
+    async fn committed_replay(
+        &self,
+        session_id: Uuid,
+        proof: &GuestProof,
+        claim: &Claim,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Replay>> {
+        let (proof, claim) = (proof.clone(), claim.clone());
+        self.detached(move |pg| async move {
+            pg.committed_replay(session_id, &proof, &claim, policy, now)
+                .await
+        })
+        .await
+    }
+
+    async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
+        self.detached(|pg| async move { pg.record_audit(entry).await })
+            .await
+    }
+
+    async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>> {
+        self.detached(move |pg| async move { pg.audit_log(shop_id, limit).await })
+            .await
+    }
+
+    async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>> {
+        self.detached(move |pg| async move { pg.session_orders(session_id, limit).await })
+            .await
+    }
+
+    async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>> {
+        self.detached(move |pg| async move { pg.get_order(order_id).await })
+            .await
+    }
+
+    async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
+        self.detached(move |pg| async move { pg.purge_expired(now).await })
+            .await
+    }
+
+    async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
+        self.detached(move |pg| async move { pg.purge_audit(before, batch).await })
+            .await
+    }
+}

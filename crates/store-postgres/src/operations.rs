@@ -1,0 +1,328 @@
+//! The operations of the PostgreSQL store, each one transaction.
+
+use std::time::Duration;
+
+use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::catalog::{Catalog, CatalogInput};
+use ordergate_domain::events::Event;
+use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::order::{Order, OrderStatus, StatusChange};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
+use ordergate_domain::shop::Shop;
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::{
+    Answer, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite, StoreResult,
+};
+use sqlx::Executor;
+use uuid::Uuid;
+
+use crate::error::{PgError, classify, is_lock_timeout};
+use crate::{
+    Pg, audit, catalog, done, events, idempotency, inventory, orders, place, sessions, shops, staff,
+};
+
+/// The operations themselves, each run by [`crate::PgStore::detached`].
+impl Pg {
+    pub(crate) async fn ping(&self) -> StoreResult<()> {
+        self.pool.execute("select 1").await.map_err(classify)?;
+        Ok(())
+    }
+
+    pub(crate) async fn create_shop(&self, shop: Shop) -> StoreResult<Shop> {
+        let mut tx = self.begin().await?;
+        let result = shops::insert(tx.conn(), &shop).await;
+        self.finish(tx, result).await?;
+        Ok(shop)
+    }
+
+    pub(crate) async fn list_shops(&self) -> StoreResult<Vec<Shop>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(shops::list(&mut conn).await?)
+    }
+
+    pub(crate) async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(shops::find(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn put_catalog(
+        &self,
+        shop_id: Uuid,
+        input: CatalogInput,
+        now: Timestamp,
+    ) -> StoreResult<Catalog> {
+        let mut tx = self.begin().await?;
+        let result = catalog::put(&mut tx, shop_id, input, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog> {
+        let mut snapshot = self.snapshot().await?;
+        let result = async {
+            shops::require(&mut snapshot, shop_id).await?;
+            catalog::get(&mut snapshot, shop_id).await
+        }
+        .await;
+        done(snapshot, result).await
+    }
+
+    pub(crate) async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource> {
+        let mut snapshot = self.snapshot().await?;
+        let result = async {
+            let shop = shops::require(&mut snapshot, shop_id).await?;
+            let catalog = catalog::get(&mut snapshot, shop_id).await?;
+            if catalog.version == 0 {
+                return Err(Rejection::CatalogNotReady.into());
+            }
+            let inventory = inventory::list(&mut snapshot, shop_id).await?;
+            Ok(MenuSource {
+                shop,
+                catalog,
+                inventory,
+            })
+        }
+        .await;
+        done(snapshot, result).await
+    }
+
+    pub(crate) async fn list_inventory(&self, shop_id: Uuid) -> StoreResult<Vec<InventoryItem>> {
+        let mut snapshot = self.snapshot().await?;
+        let result = async {
+            shops::require(&mut snapshot, shop_id).await?;
+            inventory::list(&mut snapshot, shop_id).await
+        }
+        .await;
+        done(snapshot, result).await
+    }
+
+    pub(crate) async fn update_inventory(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        change: StockChange,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let mut tx = self.begin().await?;
+        let result = inventory::update(&mut tx, shop_id, item_id, &change, actor, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn restock(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        quantity: i64,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let mut tx = self.begin().await?;
+        let result = inventory::restock(&mut tx, shop_id, item_id, quantity, actor, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn inventory_log(
+        &self,
+        shop_id: Uuid,
+        limit: Limit,
+    ) -> StoreResult<Vec<LogEntry>> {
+        let mut snapshot = self.snapshot().await?;
+        let result = inventory::log(&mut snapshot, shop_id, limit).await;
+        done(snapshot, result).await
+    }
+
+    pub(crate) async fn open_session(&self, session: Session) -> StoreResult<Session> {
+        let mut tx = self.begin().await?;
+        let result = sessions::open(&mut tx, &session).await;
+        self.finish(tx, result).await?;
+        Ok(session)
+    }
+
+    pub(crate) async fn list_sessions(
+        &self,
+        shop_id: Uuid,
+        status: Option<SessionStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Session>> {
+        let mut snapshot = self.snapshot().await?;
+        let result = sessions::list(&mut snapshot, shop_id, status, limit).await;
+        done(snapshot, result).await
+    }
+
+    pub(crate) async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(sessions::find(&mut conn, session_id).await?)
+    }
+
+    pub(crate) async fn verify_pin(
+        &self,
+        session_id: Uuid,
+        given: Option<&str>,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<PinOutcome> {
+        let mut tx = self.begin().await?;
+        let result = sessions::verify_pin(&mut tx, session_id, given, policy, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill> {
+        let mut tx = self.begin().await?;
+        let result = sessions::checkout(&mut tx, session_id, now).await;
+        Ok(self.finish(tx, result).await?.0)
+    }
+
+    pub(crate) async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session> {
+        let mut tx = self.begin().await?;
+        let result = sessions::unlock_pin(&mut tx, session_id).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome> {
+        let mut tx = self.begin().await?;
+        let result = sessions::grant_guest_access(&mut tx, &grant).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn guest_token_session(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<Session>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(sessions::guest_token_session(&mut conn, token_digest, now).await?)
+    }
+
+    pub(crate) async fn idempotent(
+        &self,
+        claim: Claim,
+        write: StaffWrite,
+        in_flight_wait: Duration,
+    ) -> StoreResult<Answer> {
+        let now = ordergate_domain::now();
+        let mut tx = self.begin().await?;
+        if let Err(e) = staff::take_key(&mut tx, &claim, in_flight_wait).await {
+            return self.finish(tx, Err(e)).await;
+        }
+        let result = staff::write(&mut tx, &claim, write, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn place_order(
+        &self,
+        order: PlaceOrder,
+        in_flight_wait: Duration,
+    ) -> StoreResult<Ordered> {
+        let mut tx = self.begin().await?;
+        let result = place::place(&mut tx, &order, in_flight_wait).await;
+        let gave_up = match &result {
+            Err(PgError::Rejected(Rejection::RequestInProgress)) => {
+                Some(Rejection::RequestInProgress)
+            }
+            Err(e) if is_lock_timeout(e) => Some(Rejection::SessionBusy),
+            _ => None,
+        };
+        if let Some(rejection) = gave_up {
+            // The wait for the key or the table ran out; that transaction is
+            // aborted, so the refusal is filed in a new one.
+            tx.rollback().await;
+            let mut tx = self.begin().await?;
+            let result = place::gave_up(&mut tx, &order, rejection).await;
+            return self.finish(tx, result).await;
+        }
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn set_order_status(
+        &self,
+        order_id: Uuid,
+        change: StatusChange,
+        now: Timestamp,
+    ) -> StoreResult<Order> {
+        let mut tx = self.begin().await?;
+        let result = orders::set_status(&mut tx, order_id, &change, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn shop_orders(
+        &self,
+        shop_id: Uuid,
+        statuses: Vec<OrderStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Order>> {
+        let mut snapshot = self.snapshot().await?;
+        let result = orders::of_shop(&mut snapshot, shop_id, &statuses, limit).await;
+        done(snapshot, result).await
+    }
+
+    pub(crate) async fn events_after(
+        &self,
+        shop_id: Uuid,
+        after: i64,
+        limit: Limit,
+    ) -> StoreResult<Vec<Event>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(events::after(&mut conn, shop_id, after, limit).await?)
+    }
+
+    pub(crate) async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(events::last_id(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn committed_replay(
+        &self,
+        session_id: Uuid,
+        proof: &GuestProof,
+        claim: &Claim,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Replay>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(place::committed_replay(&mut conn, session_id, proof, claim, policy, now).await?)
+    }
+
+    /// Inserts the row and commits before returning (a single statement in
+    /// its own transaction): PostgreSQL has no queue to leave it in, and
+    /// every `audit_log` call that starts afterwards sees it.
+    pub(crate) async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(audit::append_for_session(&mut conn, &entry).await?)
+    }
+
+    pub(crate) async fn audit_log(
+        &self,
+        shop_id: Uuid,
+        limit: Limit,
+    ) -> StoreResult<Vec<AuditEntry>> {
+        let mut snapshot = self.snapshot().await?;
+        let result = audit::list(&mut snapshot, shop_id, limit).await;
+        done(snapshot, result).await
+    }
+
+    pub(crate) async fn session_orders(
+        &self,
+        session_id: Uuid,
+        limit: Limit,
+    ) -> StoreResult<Vec<Order>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(orders::of_session(&mut conn, session_id, true, Some(limit)).await?)
+    }
+
+    pub(crate) async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(orders::find(&mut conn, order_id).await?)
+    }
+
+    pub(crate) async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let keys = idempotency::purge(&mut conn, now).await?;
+        Ok(keys + sessions::purge_expired_tokens(&mut conn, now).await?)
+    }
+
+    pub(crate) async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(audit::purge(&mut conn, before, batch).await?)
+    }
+}
