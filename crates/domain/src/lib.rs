@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod clock;
 pub mod code;
 pub mod events;
 pub mod idempotency;

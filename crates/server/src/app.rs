@@ -12,6 +12,8 @@ use axum::http::{HeaderName, HeaderValue, Request};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use ordergate_domain::Timestamp;
+use ordergate_domain::clock::{Clock, SystemClock};
 use ordergate_domain::idempotency::is_plain_id;
 use ordergate_domain::session::PinPolicy;
 use ordergate_store::{Change, ChangeListener, Store};
@@ -47,6 +49,7 @@ pub struct AppState(Arc<Inner>);
 
 struct Inner {
     store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
     staff_token: StaffToken,
     metrics_access: MetricsAccess,
     public_url: String,
@@ -62,6 +65,12 @@ struct Inner {
 impl AppState {
     pub fn store(&self) -> &dyn Store {
         self.0.store.as_ref()
+    }
+
+    /// Now, by the server's clock: the one source of the current time for
+    /// every rule a request is judged by.
+    pub fn now(&self) -> Timestamp {
+        self.0.clock.now()
     }
 
     pub fn staff_token(&self) -> &StaffToken {
@@ -131,7 +140,12 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
 
 /// The complete HTTP application for a server reachable at `bound`, and
 /// its live-event hub (closed at shutdown).
-fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Router, Arc<Hub>) {
+fn build(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    bound: SocketAddr,
+) -> (Router, Arc<Hub>) {
     let (api, document) = routes::api().split_for_parts();
     let menu_cache = Arc::new(MenuCache::default());
     let hub = Arc::new(Hub::new(Arc::clone(&store)));
@@ -139,6 +153,7 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
     let closing = Arc::clone(&hub);
     let state = AppState(Arc::new(Inner {
         store,
+        clock,
         staff_token: StaffToken::new(settings.staff_token.as_deref()),
         metrics_access: if settings.metrics_public {
             MetricsAccess::Public
@@ -162,6 +177,10 @@ fn build(settings: &Settings, store: Arc<dyn Store>, bound: SocketAddr) -> (Rout
                 "this endpoint does not take that method",
             )
         })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::error::retry_after_by_clock,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::bound_requests,
@@ -244,13 +263,28 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_with_clock(settings, store, Arc::new(SystemClock), listener, shutdown).await
+}
+
+/// [`serve`], telling time by `clock` (tests move one instead of waiting).
+pub async fn serve_with_clock(
+    settings: Settings,
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     settings.check()?;
     let bound = listener.local_addr()?;
     if settings.staff_token.is_none() {
         tracing::warn!("no staff token configured: every staff endpoint will answer 401");
     }
-    let purge = tokio::spawn(purge_expired(Arc::clone(&store), settings.clone()));
-    let (app, hub) = build(&settings, store, bound);
+    let purge = tokio::spawn(purge_expired(
+        Arc::clone(&store),
+        Arc::clone(&clock),
+        settings.clone(),
+    ));
+    let (app, hub) = build(&settings, store, clock, bound);
     println!("listening on http://{bound}");
     let shutdown = async move {
         shutdown.await;
@@ -314,11 +348,11 @@ const AUDIT_PURGE_BATCH: u32 = 5_000;
 /// Every minute: forgets expired idempotency records and guest tokens, so
 /// the tables hold one lifetime's worth however long the server runs, and
 /// deletes audit rows past `--audit-retention-days`.
-async fn purge_expired(store: Arc<dyn Store>, settings: Settings) {
+async fn purge_expired(store: Arc<dyn Store>, clock: Arc<dyn Clock>, settings: Settings) {
     let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
     loop {
         every_minute.tick().await;
-        let now = ordergate_domain::now();
+        let now = clock.now();
         match store.purge_expired(now).await {
             Ok(0) => {}
             Ok(purged) => tracing::info!(

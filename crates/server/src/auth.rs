@@ -164,7 +164,7 @@ pub async fn check_guest_token(
     session_id: Uuid,
     token: &str,
 ) -> Result<Session, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let digest = guest_token_digest(token);
     let store = state.store();
     if let Some(session) = store.guest_token_session(&digest, now).await?
@@ -248,7 +248,7 @@ where
         Some(pin) => Some(state.limits().pin_attempt(address, session_id, pin).await?),
         None => None,
     };
-    match verify(ordergate_domain::now()).await? {
+    match verify(state.now()).await? {
         PinOutcome::Accepted(session) => {
             if let Some(attempt) = attempt {
                 attempt.right(state.limits());

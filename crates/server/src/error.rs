@@ -5,15 +5,19 @@
 //! `code`. Server-side failures are logged in full here and reach the client
 //! as a generic message only.
 
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use ordergate_domain::Rejection;
 pub use ordergate_domain::code::ErrorCode;
 use ordergate_domain::validation::FieldError;
+use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::StoreError;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
+
+use crate::app::AppState;
 
 /// An RFC 9457 problem document.
 #[derive(Debug, Serialize, ToSchema)]
@@ -38,8 +42,21 @@ pub struct ApiError {
     detail: String,
     errors: Vec<FieldError>,
     extensions: Map<String, Value>,
-    retry_after_secs: Option<u64>,
+    retry_after: Option<RetryAfter>,
 }
+
+/// When a refused client may try again.
+#[derive(Debug, Clone, Copy)]
+enum RetryAfter {
+    Seconds(u64),
+    /// Until a moment of the server's clock: turned into seconds by
+    /// [`retry_after_by_clock`], which knows what time it is.
+    At(Timestamp),
+}
+
+/// A response's pending `Retry-After`, as a moment.
+#[derive(Debug, Clone, Copy)]
+struct RetryAt(Timestamp);
 
 impl ApiError {
     pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
@@ -48,7 +65,7 @@ impl ApiError {
             detail: detail.into(),
             errors: Vec::new(),
             extensions: Map::new(),
-            retry_after_secs: None,
+            retry_after: None,
         }
     }
 
@@ -64,7 +81,13 @@ impl ApiError {
     }
 
     pub fn retry_after(mut self, secs: u64) -> Self {
-        self.retry_after_secs = Some(secs.max(1));
+        self.retry_after = Some(RetryAfter::Seconds(secs.max(1)));
+        self
+    }
+
+    /// `Retry-After` until `until`, by the server's clock.
+    pub fn retry_at(mut self, until: Timestamp) -> Self {
+        self.retry_after = Some(RetryAfter::At(until));
         self
     }
 
@@ -110,7 +133,7 @@ impl From<Rejection> for ApiError {
                 "too many wrong PINs for this table; ask staff or try again later",
             )
             .with("scope", "table")
-            .retry_after(seconds_until(until)),
+            .retry_at(until),
             Rejection::IdempotencyKeyReused => ApiError::new(
                 code,
                 "this Idempotency-Key was used for a different request; use a new key for a new order",
@@ -126,13 +149,13 @@ impl From<Rejection> for ApiError {
             .with("originalOrder", &original),
             Rejection::CooldownActive { until } => {
                 ApiError::new(code, "this device just placed an order; wait a moment")
-                    .retry_after(seconds_until(until))
+                    .retry_at(until)
             }
             Rejection::SessionRateLimited { until } => ApiError::new(
                 code,
                 "this table has placed as many orders as it may for now; ask staff, or wait",
             )
-            .retry_after(seconds_until(until)),
+            .retry_at(until),
             Rejection::RequestInProgress => ApiError::new(
                 code,
                 "a request with this Idempotency-Key is still being processed; retry in a moment",
@@ -175,12 +198,6 @@ impl From<Rejection> for ApiError {
                 .with("toppingId", topping_id),
         }
     }
-}
-
-/// Whole seconds until `until`, rounded up, for `Retry-After`.
-fn seconds_until(until: ordergate_domain::Timestamp) -> u64 {
-    let millis = (until - ordergate_domain::now()).num_milliseconds().max(0) as u64;
-    millis.div_ceil(1000)
 }
 
 impl From<StoreError> for ApiError {
@@ -228,14 +245,40 @@ impl IntoResponse for ApiError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
-        if let Some(secs) = self.retry_after_secs {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        }
+        let retry_at = match self.retry_after {
+            Some(RetryAfter::Seconds(secs)) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+                None
+            }
+            Some(RetryAfter::At(until)) => Some(RetryAt(until)),
+            None => None,
+        };
         if self.code == ErrorCode::Unauthorized {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        if let Some(retry_at) = retry_at {
+            response.extensions_mut().insert(retry_at);
+        }
         response
     }
+}
+
+/// Gives a refusal that holds until a moment its `Retry-After`: the whole
+/// seconds from now to then, rounded up, by the server's clock.
+pub async fn retry_after_by_clock(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let mut response = next.run(request).await;
+    if let Some(RetryAt(until)) = response.extensions_mut().remove::<RetryAt>() {
+        let millis = (until - state.now()).num_milliseconds().max(0) as u64;
+        let secs = millis.div_ceil(1000).max(1);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    response
 }
 
 #[cfg(test)]

@@ -248,7 +248,9 @@ where
     state
         .in_flight()
         .run(in_flight_key, state.settings().inflight_wait(), || async {
-            Ok(Sent::from(state.store().idempotent(claim, write).await?))
+            Ok(Sent::from(
+                state.store().idempotent(claim, write, state.now()).await?,
+            ))
         })
         .await
         .unwrap_or_else(|| Err(Rejection::RequestInProgress.into()))

@@ -18,5 +18,5 @@ pub mod openapi;
 mod routes;
 pub mod rush;
 
-pub use app::{HEADER_READ_TIMEOUT, open_store, serve};
+pub use app::{HEADER_READ_TIMEOUT, open_store, serve, serve_with_clock};
 pub use config::Settings;

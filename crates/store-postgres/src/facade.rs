@@ -161,9 +161,14 @@ impl Store for PgStore {
             .await
     }
 
-    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
+    async fn idempotent(
+        &self,
+        claim: Claim,
+        write: StaffWrite,
+        now: Timestamp,
+    ) -> StoreResult<Answer> {
         let wait = self.in_flight_wait;
-        self.detached(move |pg| async move { pg.idempotent(claim, write, wait).await })
+        self.detached(move |pg| async move { pg.idempotent(claim, write, now, wait).await })
             .await
     }
 

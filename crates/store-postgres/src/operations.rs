@@ -198,9 +198,9 @@ impl Pg {
         &self,
         claim: Claim,
         write: StaffWrite,
+        now: Timestamp,
         in_flight_wait: Duration,
     ) -> StoreResult<Answer> {
-        let now = ordergate_domain::now();
         let mut tx = self.begin().await?;
         if let Err(e) = staff::take_key(&mut tx, &claim, in_flight_wait).await {
             return self.finish(tx, Err(e)).await;

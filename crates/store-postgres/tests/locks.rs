@@ -138,7 +138,10 @@ async fn requests_whose_key_stays_held_elsewhere_are_in_progress() {
             location: None,
         }),
     };
-    match store.idempotent(staff, checkout).await {
+    match store
+        .idempotent(staff, checkout, ordergate_domain::now())
+        .await
+    {
         Err(StoreError::Rejected(Rejection::RequestInProgress)) => {}
         other => panic!("expected RequestInProgress, got {other:?}"),
     }

@@ -363,8 +363,12 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer> {
-        let now = ordergate_domain::now();
+    async fn idempotent(
+        &self,
+        claim: Claim,
+        write: StaffWrite,
+        now: Timestamp,
+    ) -> StoreResult<Answer> {
         self.write(move |conn| {
             match claim.judge(idempotency::record(conn, &claim, now)?, now) {
                 KeyLookup::Absent => {}

@@ -170,7 +170,13 @@ pub trait Store: Send + Sync + 'static {
     /// with another fingerprint (`IdempotencyKeyReused`), or performs the
     /// write and stores its response in the same transaction. Refusals are
     /// not stored: a corrected retry with the same key is processed anew.
-    async fn idempotent(&self, claim: Claim, write: StaffWrite) -> StoreResult<Answer>;
+    /// `now` judges whether an earlier record expired.
+    async fn idempotent(
+        &self,
+        claim: Claim,
+        write: StaffWrite,
+        now: Timestamp,
+    ) -> StoreResult<Answer>;
 
     /// Admits and places an order in one transaction, in the contract's
     /// order: session, PIN (or a verified token), replay, closed session,

@@ -45,7 +45,7 @@ async fn put_catalog(
     Ok(Json(
         state
             .store()
-            .put_catalog(shop_id, input, ordergate_domain::now())
+            .put_catalog(shop_id, input, state.now())
             .await?,
     ))
 }

@@ -70,7 +70,7 @@ async fn list_inventory(
     _: StaffAuth,
     ApiPath(shop_id): ApiPath<Uuid>,
 ) -> Result<Json<InventoryList>, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let items = state.store().list_inventory(shop_id).await?;
     let entries = items.iter().map(|item| item.entry(now)).collect();
     Ok(Json(InventoryList { entries }))
@@ -94,7 +94,7 @@ async fn update_inventory(
     ApiPath((shop_id, item_id)): ApiPath<(Uuid, Uuid)>,
     ApiJson(update): ApiJson<InventoryUpdate>,
 ) -> Result<Json<InventoryEntry>, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let change = update.validate(now)?;
     let item = state
         .store()
@@ -128,7 +128,7 @@ async fn restock(
     headers: HeaderMap,
     ApiJson(request): ApiJson<Restock>,
 ) -> Result<Sent, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let expires_at = state.settings().idempotency_expiry(now);
     let claim = staff_claim(
         &headers,

@@ -67,7 +67,7 @@ async fn set_status(
     headers: HeaderMap,
     ApiJson(change): ApiJson<StatusChange>,
 ) -> Result<Sent, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let expires_at = state.settings().idempotency_expiry(now);
     let claim = staff_claim(
         &headers,

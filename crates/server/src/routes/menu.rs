@@ -42,7 +42,7 @@ async fn get_menu(
     ApiPath(shop_id): ApiPath<Uuid>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let menu = state
         .menu_cache()
         .get(state.store(), state.metrics(), shop_id, now)

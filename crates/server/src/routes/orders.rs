@@ -103,7 +103,7 @@ async fn place_guest_order(
     body: Result<ApiJson<OrderRequest>, ApiError>,
 ) -> Result<Sent, ApiError> {
     let busy_deadline = Instant::now() + SESSION_WAIT;
-    let now = ordergate_domain::now();
+    let now = state.now();
     let request_id = header_text(&headers, REQUEST_ID_HEADER)
         .unwrap_or_default()
         .to_owned();
@@ -225,7 +225,7 @@ async fn audited(
     refusal: ApiError,
 ) -> ApiError {
     let entry = AuditEntry::refused(
-        ordergate_domain::now(),
+        state.now(),
         session_id,
         request_id,
         client_id.map(ClientId::as_str),
@@ -255,7 +255,7 @@ async fn place(
         order,
         rules: state.settings().order_rules(busy_deadline),
         request_id: request_id.to_owned(),
-        now: ordergate_domain::now(),
+        now: state.now(),
     };
     let guest = match &command.caller {
         Caller::Guest { client_id, .. } => Some(client_id.clone()),
@@ -376,7 +376,7 @@ async fn place_staff_order(
     ApiJson(request): ApiJson<OrderRequest>,
 ) -> Result<Sent, ApiError> {
     let busy_deadline = Instant::now() + SESSION_WAIT;
-    let now = ordergate_domain::now();
+    let now = state.now();
     let order = request.validate()?;
     let claim = staff_claim(
         &headers,

@@ -59,9 +59,10 @@ struct SessionView {
 }
 
 impl SessionView {
-    fn new(session: Session, principal: Principal, public_url: &str) -> SessionView {
+    fn new(session: Session, principal: Principal, state: &AppState) -> SessionView {
         let staff = principal == Principal::Staff;
-        let now = ordergate_domain::now();
+        let now = state.now();
+        let public_url = state.public_url();
         SessionView {
             guest_url: staff
                 .then(|| format!("{public_url}/t/{}#pin={}", session.session_id, session.pin)),
@@ -118,7 +119,7 @@ async fn open_session(
     headers: HeaderMap,
     ApiJson(new_session): ApiJson<NewSession>,
 ) -> Result<Sent, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let expires_at = state.settings().idempotency_expiry(now);
     let claim = staff_claim(
         &headers,
@@ -137,10 +138,10 @@ async fn open_session(
         pin_failures: 0,
         pin_locked_until: None,
     };
-    let public_url = state.public_url().to_owned();
+    let viewer = state.clone();
     let render = move |session: &Session| {
         let location = format!("/api/v1/sessions/{}", session.session_id);
-        let view = SessionView::new(session.clone(), Principal::Staff, &public_url);
+        let view = SessionView::new(session.clone(), Principal::Staff, &viewer);
         Sent::render(StatusCode::CREATED, &view, Some(location))
     };
     staff_write(
@@ -181,7 +182,7 @@ async fn list_sessions(
     let sessions = state.store().list_sessions(shop_id, status, limit).await?;
     let sessions = sessions
         .into_iter()
-        .map(|s| SessionView::new(s, Principal::Staff, state.public_url()))
+        .map(|s| SessionView::new(s, Principal::Staff, &state))
         .collect();
     Ok(Json(SessionList { sessions }))
 }
@@ -204,11 +205,7 @@ async fn get_session(
     headers: HeaderMap,
 ) -> Result<Json<SessionView>, ApiError> {
     let (session, principal) = session_access(&state, &headers, address, session_id).await?;
-    Ok(Json(SessionView::new(
-        session,
-        principal,
-        state.public_url(),
-    )))
+    Ok(Json(SessionView::new(session, principal, &state)))
 }
 
 /// A guest token: the table's PIN, exchanged once for a credential that
@@ -253,7 +250,7 @@ async fn grant_access(
     let guest_token = generate_guest_token();
     let token_digest = guest_token_digest(&guest_token);
     let policy = state.pin_policy();
-    let expires_at = ordergate_domain::now() + GUEST_TOKEN_LIFETIME;
+    let expires_at = state.now() + GUEST_TOKEN_LIFETIME;
     let session = judge_pin_with(&state, address, session_id, pin, |now| {
         state.store().grant_guest_access(GuestGrant {
             session_id,
@@ -297,11 +294,7 @@ async fn unlock(
     ApiPath(session_id): ApiPath<Uuid>,
 ) -> Result<Json<SessionView>, ApiError> {
     let session = state.store().unlock_pin(session_id).await?;
-    Ok(Json(SessionView::new(
-        session,
-        Principal::Staff,
-        state.public_url(),
-    )))
+    Ok(Json(SessionView::new(session, Principal::Staff, &state)))
 }
 
 /// Close the table and produce its bill; calling it again returns the same bill.
@@ -325,7 +318,7 @@ async fn checkout(
     ApiPath(session_id): ApiPath<Uuid>,
     headers: HeaderMap,
 ) -> Result<Sent, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let expires_at = state.settings().idempotency_expiry(now);
     let claim = staff_claim(
         &headers,

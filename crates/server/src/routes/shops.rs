@@ -43,7 +43,7 @@ async fn create_shop(
     headers: HeaderMap,
     ApiJson(new_shop): ApiJson<NewShop>,
 ) -> Result<Sent, ApiError> {
-    let now = ordergate_domain::now();
+    let now = state.now();
     let expires_at = state.settings().idempotency_expiry(now);
     let claim = staff_claim(&headers, StaffOperation::CreateShop, &new_shop, expires_at)?;
     let shop = new_shop.validate(Uuid::new_v4(), now)?;

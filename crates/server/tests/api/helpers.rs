@@ -1,8 +1,10 @@
 //! `TestApp`: one running server per test, with one method per endpoint.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
-use ordergate_server::{Settings, open_store, serve};
+use ordergate_domain::clock::SkippingClock;
+use ordergate_server::{Settings, open_store, serve_with_clock};
 
 use crate::database::TestDatabase;
 use reqwest::header::HeaderMap;
@@ -17,6 +19,8 @@ pub const STAFF_TOKEN: &str = "test-staff-token";
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
+    /// The server's clock: skip it instead of sleeping through a window.
+    pub clock: Arc<SkippingClock>,
     settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
@@ -188,37 +192,49 @@ impl TestApp {
         let mut settings = Settings::new(database.url.clone());
         settings.staff_token = Some(STAFF_TOKEN.into());
         configure(&mut settings);
-        Self::start(settings, Some(database)).await
+        Self::start(settings, Some(database), Arc::default()).await
     }
 
     /// Stops this server gracefully and starts a new one on the same database.
     pub async fn restart(mut self) -> TestApp {
         let settings = self.settings.clone();
         let database = self.database.take();
+        let clock = Arc::clone(&self.clock);
         self.stop().await;
-        Self::start(settings, database).await
+        Self::start(settings, database, clock).await
     }
 
     /// Another node on `database`, which the caller keeps.
     pub async fn spawn_node(database: &TestDatabase) -> TestApp {
         let mut settings = Settings::new(database.url.clone());
         settings.staff_token = Some(STAFF_TOKEN.into());
-        Self::start(settings, None).await
+        Self::start(settings, None, Arc::default()).await
     }
 
-    async fn start(settings: Settings, database: Option<TestDatabase>) -> TestApp {
+    async fn start(
+        settings: Settings,
+        database: Option<TestDatabase>,
+        clock: Arc<SkippingClock>,
+    ) -> TestApp {
         let store = open_store(&settings).await.unwrap();
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (shutdown, stop) = oneshot::channel::<()>();
-        let server = tokio::spawn(serve(settings.clone(), store, listener, async {
-            let _ = stop.await;
-        }));
+        let server = tokio::spawn(serve_with_clock(
+            settings.clone(),
+            store,
+            Arc::clone(&clock) as _,
+            listener,
+            async {
+                let _ = stop.await;
+            },
+        ));
         TestApp {
             base,
             client: reqwest::Client::new(),
+            clock,
             settings,
             shutdown: Some(shutdown),
             server: Some(server),

@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use chrono::Utc;
 use serde_json::json;
 use uuid::Uuid;
@@ -134,7 +132,7 @@ async fn an_86_with_until_lapses_by_itself() {
         true
     );
 
-    tokio::time::sleep(Duration::from_millis(1700)).await;
+    app.clock.skip(chrono::Duration::milliseconds(1500));
     let menu = app.menu(&shop).await;
     assert_eq!(
         find(&menu.body["items"], "menuItemId", &ids.beer)["soldOut"],

@@ -3,7 +3,6 @@
 //! and orders racing the checkout.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use futures_util::future::join_all;
 use serde_json::{Value, json};
@@ -134,7 +133,7 @@ async fn an_expired_key_is_a_new_key() {
         .place_order(&session, &pin, "phone-1", &key, &body)
         .await
         .assert_order(false);
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    app.clock.skip(chrono::Duration::seconds(1));
     let later = app
         .place_order(&session, &pin, "phone-1", &key, &body)
         .await

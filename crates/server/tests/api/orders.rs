@@ -3,7 +3,6 @@
 //! without breaking a retry.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use futures_util::future::join_all;
 use serde_json::{Value, json};
@@ -297,7 +296,7 @@ async fn a_device_must_wait_out_its_cooldown_between_orders() {
         .await
         .assert_order(false);
 
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    app.clock.skip(chrono::Duration::milliseconds(500));
     let later = app
         .place_order(&session, &pin, "phone-1", &second_key, &second_body)
         .await;

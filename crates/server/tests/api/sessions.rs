@@ -158,6 +158,28 @@ async fn five_wrong_pins_lock_the_session_even_for_the_right_pin() {
 }
 
 #[tokio::test]
+async fn retry_after_counts_down_by_the_servers_clock() {
+    let app = TestApp::spawn_with(|s| {
+        s.pin_max_failures = 1;
+        s.pin_lockout_secs = 60;
+    })
+    .await;
+    let shop = app.shop().await;
+    let (session, pin) = app.table(&shop, "T1").await;
+    let wrong = if pin == "999999" { "999998" } else { "999999" };
+    app.guest_session(&session, wrong)
+        .await
+        .assert_problem(401, "PIN_INVALID");
+    let locked = app.guest_session(&session, &pin).await;
+    locked.assert_problem(429, "PIN_LOCKED");
+    assert_eq!(locked.header("retry-after"), Some("60"));
+    app.clock.skip(chrono::Duration::seconds(45));
+    let later = app.guest_session(&session, &pin).await;
+    later.assert_problem(429, "PIN_LOCKED");
+    assert_eq!(later.header("retry-after"), Some("15"));
+}
+
+#[tokio::test]
 async fn the_lock_lapses_after_the_lockout_time() {
     let app = TestApp::spawn_with(|s| {
         s.pin_max_failures = 2;
@@ -175,7 +197,7 @@ async fn the_lock_lapses_after_the_lockout_time() {
     app.guest_session(&session, &pin)
         .await
         .assert_problem(429, "PIN_LOCKED");
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    app.clock.skip(chrono::Duration::seconds(1));
     app.guest_session(&session, &pin).await.assert_status(200);
 }
 

@@ -114,6 +114,7 @@ pub async fn idempotent_create_shop_runs_once_and_replays_its_response(store: &d
         .idempotent(
             claim.clone(),
             StaffWrite::CreateShop(sakura.clone(), counted(&calls, shop_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert_eq!(first, Answer::Fresh(expected.clone()));
@@ -126,6 +127,7 @@ pub async fn idempotent_create_shop_runs_once_and_replays_its_response(store: &d
             .idempotent(
                 claim.clone(),
                 StaffWrite::CreateShop(retried.clone(), counted(&calls, shop_body)),
+                ordergate_domain::now(),
             )
             .await);
         assert_eq!(again, Answer::Replayed(expected.clone()));
@@ -146,6 +148,7 @@ pub async fn idempotent_open_session_runs_once_and_replays_its_response(store: &
         .idempotent(
             claim.clone(),
             StaffWrite::OpenSession(session.clone(), counted(&calls, session_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert_eq!(first, Answer::Fresh(expected.clone()));
@@ -160,6 +163,7 @@ pub async fn idempotent_open_session_runs_once_and_replays_its_response(store: &
         .idempotent(
             claim.clone(),
             StaffWrite::OpenSession(retried.clone(), counted(&calls, session_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert_eq!(again, Answer::Replayed(expected));
@@ -184,6 +188,7 @@ pub async fn idempotent_restock_adds_once(store: &dyn Store) {
         .idempotent(
             claim.clone(),
             restock(p.shop_id, p.curry, 3, counted(&calls, item_body)),
+            ordergate_domain::now(),
         )
         .await);
     let expected = StoredResponse {
@@ -198,6 +203,7 @@ pub async fn idempotent_restock_adds_once(store: &dyn Store) {
             .idempotent(
                 claim.clone(),
                 restock(p.shop_id, p.curry, 3, counted(&calls, item_body)),
+                ordergate_domain::now(),
             )
             .await);
         assert_eq!(again, Answer::Replayed(expected.clone()));
@@ -236,7 +242,9 @@ pub async fn idempotent_checkout_replays_the_first_bill(store: &dyn Store) {
     };
 
     let closed_at = t + Duration::hours(1);
-    let first = ok(store.idempotent(claim.clone(), checkout(closed_at)).await);
+    let first = ok(store
+        .idempotent(claim.clone(), checkout(closed_at), ordergate_domain::now())
+        .await);
     let expected = StoredResponse {
         status: 200,
         body: format!(
@@ -247,7 +255,11 @@ pub async fn idempotent_checkout_replays_the_first_bill(store: &dyn Store) {
     };
     assert_eq!(first, Answer::Fresh(expected.clone()));
     let again = ok(store
-        .idempotent(claim.clone(), checkout(closed_at + Duration::hours(1)))
+        .idempotent(
+            claim.clone(),
+            checkout(closed_at + Duration::hours(1)),
+            ordergate_domain::now(),
+        )
         .await);
     assert_eq!(again, Answer::Replayed(expected));
     assert_eq!(calls_of(&calls), 1);
@@ -272,6 +284,7 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
         .idempotent(
             claim.clone(),
             restock(p.shop_id, p.curry, 3, counted(&calls, item_body)),
+            ordergate_domain::now(),
         )
         .await);
 
@@ -285,6 +298,7 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
                 .idempotent(
                     other,
                     restock(p.shop_id, p.curry, 4, counted(&calls, item_body)),
+                    ordergate_domain::now(),
                 )
                 .await
         ),
@@ -306,6 +320,7 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
         .idempotent(
             cheese,
             restock(p.shop_id, p.cheese, 4, counted(&calls, item_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert!(matches!(answer, Answer::Fresh(_)), "{answer:?}");
@@ -318,6 +333,7 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
                 ..staff_claim("/api/v1/shops", "kissa")
             },
             StaffWrite::CreateShop(shop.clone(), counted(&calls, shop_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert_eq!(answer, Answer::Fresh(shop_body(&shop)));
@@ -337,6 +353,7 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
                 .idempotent(
                     claim.clone(),
                     restock(p.shop_id, p.ramen, 3, counted(&calls, item_body)),
+                    ordergate_domain::now(),
                 )
                 .await
         ),
@@ -350,6 +367,7 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
         .idempotent(
             claim.clone(),
             restock(p.shop_id, p.ramen, 3, counted(&calls, item_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert_eq!(
@@ -372,6 +390,7 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
                 .idempotent(
                     claim.clone(),
                     StaffWrite::OpenSession(newcomer.clone(), counted(&calls, session_body)),
+                    ordergate_domain::now(),
                 )
                 .await
         ),
@@ -385,6 +404,7 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
         .idempotent(
             claim,
             StaffWrite::OpenSession(newcomer.clone(), counted(&calls, session_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert_eq!(answer, Answer::Fresh(session_body(&newcomer)));
@@ -415,6 +435,7 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
         .idempotent(
             shop_claim.clone(),
             StaffWrite::CreateShop(kissa, Box::new(shop_body)),
+            ordergate_domain::now(),
         )
         .await);
 
@@ -432,6 +453,7 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
         .idempotent(
             shop_claim,
             StaffWrite::CreateShop(shop_named("Kissa", instant()), Box::new(shop_body)),
+            ordergate_domain::now(),
         )
         .await);
     assert_eq!(again, Answer::Replayed(stored));

@@ -820,12 +820,16 @@ pub async fn idempotent_status_change_runs_once_and_replays_its_response(store: 
         }
     };
     let before = ok(store.last_event_id(p.shop_id).await);
-    let first = ok(store.idempotent(claim.clone(), write()).await);
+    let first = ok(store
+        .idempotent(claim.clone(), write(), ordergate_domain::now())
+        .await);
     let expected = order_body(&moved(&order, Cancelled, 2));
     assert_eq!(first, Answer::Fresh(expected.clone()));
     for _ in 0..2 {
         assert_eq!(
-            ok(store.idempotent(claim.clone(), write()).await),
+            ok(store
+                .idempotent(claim.clone(), write(), ordergate_domain::now())
+                .await),
             Answer::Replayed(expected.clone())
         );
     }
@@ -849,7 +853,11 @@ pub async fn idempotent_status_change_runs_once_and_replays_its_response(store: 
         render: Box::new(order_body),
     };
     assert_eq!(
-        rejected(store.idempotent(claim.clone(), stale).await),
+        rejected(
+            store
+                .idempotent(claim.clone(), stale, ordergate_domain::now())
+                .await
+        ),
         Rejection::VersionConflict { current: 1 }
     );
     let corrected = StaffWrite::SetOrderStatus {
@@ -859,7 +867,9 @@ pub async fn idempotent_status_change_runs_once_and_replays_its_response(store: 
         render: Box::new(order_body),
     };
     assert_eq!(
-        ok(store.idempotent(claim, corrected).await),
+        ok(store
+            .idempotent(claim, corrected, ordergate_domain::now())
+            .await),
         Answer::Fresh(order_body(&moved(&other, Served, 2)))
     );
 }
