@@ -44,6 +44,10 @@ pub struct MenuCache {
     generations: Mutex<HashMap<Uuid, u64>>,
     /// Bumped when every shop's menu may be stale.
     epoch: AtomicU64,
+    /// One load at a time per shop: the reads that find a stale menu
+    /// together (a rush of phones right after a change) wait for one load
+    /// instead of each reading the database.
+    loading: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Default for MenuCache {
@@ -52,6 +56,7 @@ impl Default for MenuCache {
             menus: moka::sync::Cache::new(CAPACITY),
             generations: Mutex::default(),
             epoch: AtomicU64::new(0),
+            loading: Mutex::default(),
         }
     }
 }
@@ -86,22 +91,21 @@ impl MenuCache {
         // Read before loading: a change landing during the load leaves the
         // entry behind this generation, and the next read reloads.
         let generation = self.generation(shop_id);
-        if let Some(cached) = self.menus.get(&shop_id)
-            && cached.generation == generation
-        {
-            if cached.rendered.valid_until.is_none_or(|until| now < until) {
-                return Ok(cached.rendered.clone());
-            }
-            let rendered = render(&cached.source, now)?;
-            self.menus.insert(
-                shop_id,
-                Arc::new(Cached {
-                    generation,
-                    source: cached.source.clone(),
-                    rendered: rendered.clone(),
-                }),
-            );
-            return Ok(rendered);
+        if let Some(rendered) = self.cached(shop_id, generation, now) {
+            return rendered;
+        }
+        let gate = Arc::clone(
+            self.loading
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(shop_id)
+                .or_default(),
+        );
+        let _loading = gate.lock().await;
+        // Whoever held the gate may have loaded this very generation.
+        let generation = self.generation(shop_id);
+        if let Some(rendered) = self.cached(shop_id, generation, now) {
+            return rendered;
         }
         metrics.menu_cache_miss(shop_id);
         let source = store.menu_source(shop_id).await?;
@@ -115,6 +119,36 @@ impl MenuCache {
             }),
         );
         Ok(rendered)
+    }
+
+    /// The cached menu when it is of `generation`, re-rendered from memory
+    /// if an 86 in it lapsed.
+    fn cached(
+        &self,
+        shop_id: Uuid,
+        generation: u64,
+        now: Timestamp,
+    ) -> Option<Result<RenderedMenu, ApiError>> {
+        let cached = self
+            .menus
+            .get(&shop_id)
+            .filter(|cached| cached.generation == generation)?;
+        if cached.rendered.valid_until.is_none_or(|until| now < until) {
+            return Some(Ok(cached.rendered.clone()));
+        }
+        let rendered = match render(&cached.source, now) {
+            Ok(rendered) => rendered,
+            Err(e) => return Some(Err(e)),
+        };
+        self.menus.insert(
+            shop_id,
+            Arc::new(Cached {
+                generation,
+                source: cached.source.clone(),
+                rendered: rendered.clone(),
+            }),
+        );
+        Some(Ok(rendered))
     }
 }
 
