@@ -1,11 +1,10 @@
-//! The ordergate server: HTTP API, authentication, problem errors, metrics
-//! and the demo, over any [`ordergate_store::Store`] backend.
+//! The ordergate server: HTTP API, authentication, problem errors, live
+//! events and metrics, over any [`ordergate_store::Store`] backend.
 
 pub mod app;
 pub mod auth;
 pub mod client;
 pub mod config;
-pub mod demo;
 pub mod error;
 pub mod etag;
 pub mod extract;

@@ -1,8 +1,10 @@
+mod demo;
+
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use ordergate_server::demo::{self, DemoArgs};
+use demo::DemoArgs;
 use ordergate_server::rush::{self, RushArgs};
 use ordergate_server::{Settings, open_store, serve};
 use tokio::net::TcpListener;

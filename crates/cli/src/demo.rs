@@ -11,12 +11,10 @@ use ordergate_domain::catalog::{CatalogInput, MenuItemInput, ToppingInput};
 use ordergate_domain::inventory::InventoryUpdate;
 use ordergate_domain::session::{Session, SessionStatus, generate_pin};
 use ordergate_domain::shop::NewShop;
+use ordergate_server::{Settings, open_store, serve};
 use ordergate_store::Store;
 use tokio::net::TcpListener;
 use uuid::Uuid;
-
-use crate::app::{open_store, serve};
-use crate::config::Settings;
 
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
