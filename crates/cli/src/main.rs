@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use demo::DemoArgs;
-use ordergate_server::rush::{self, RushArgs};
+use ordergate_rush::RushArgs;
 use ordergate_server::{Settings, open_store, serve};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -47,7 +47,7 @@ async fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Serve(settings) => run(settings).await,
         Command::Demo(args) => demo::run(args, shutdown_signal()).await,
-        Command::Rush(args) => rush::run(args).await,
+        Command::Rush(args) => ordergate_rush::run(args).await,
         Command::Data(command) => command.run().await,
     };
     match result {

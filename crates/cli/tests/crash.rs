@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use ordergate_server::client::{Client, ClientError, OrderAttempt};
+use ordergate_rush::client::{Client, ClientError, OrderAttempt};
 use serde_json::{Value, json};
 use uuid::Uuid;
 

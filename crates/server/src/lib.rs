@@ -3,7 +3,6 @@
 
 pub mod app;
 pub mod auth;
-pub mod client;
 pub mod config;
 pub mod error;
 pub mod etag;
@@ -15,7 +14,6 @@ pub mod menu_cache;
 pub mod metrics;
 pub mod openapi;
 mod routes;
-pub mod rush;
 
 pub use app::{HEADER_READ_TIMEOUT, open_store, serve, serve_with_clock};
 pub use config::Settings;

@@ -880,7 +880,7 @@ impl<'a> Ledger<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rush::guests::{Ending, Heard};
+    use crate::guests::{Ending, Heard};
 
     const WINDOW: Duration = Duration::from_secs(30);
 

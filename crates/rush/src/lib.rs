@@ -13,6 +13,7 @@
 //! order. The exit status says whether they held.
 
 mod check;
+pub mod client;
 mod guests;
 mod kitchen;
 mod nodes;

@@ -127,8 +127,8 @@ impl Drop for Cluster {
     }
 }
 
-/// Starts `ordergate serve` (this very binary) and waits for its
-/// `listening on` line.
+/// Starts `ordergate serve` (the running program: rush is a command of the
+/// `ordergate` binary) and waits for its `listening on` line.
 async fn spawn(
     database: &str,
     token: &str,
