@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
-use super::guests::Tally;
+use super::tally::Tally;
 use crate::client::Client;
 
 /// Every event the kitchen received, in order of arrival.

@@ -19,6 +19,8 @@ mod kitchen;
 mod nodes;
 mod report;
 mod setup;
+mod staff;
+mod tally;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -95,12 +97,15 @@ pub struct RushArgs {
     pub json: bool,
 }
 
+/// How long after the rush pending requests keep retrying before they give up.
+const SETTLE: Duration = Duration::from_secs(30);
+
 /// Everything a run produced, for the checks and the report.
 pub struct Outcome {
     pub setup: setup::Shop,
-    pub guests: guests::Tally,
+    pub guests: tally::Tally,
     pub kitchen: kitchen::Seen,
-    pub staff: guests::StaffTally,
+    pub staff: staff::StaffTally,
     pub elapsed: Duration,
 }
 
@@ -133,7 +138,7 @@ pub async fn run(args: RushArgs) -> anyhow::Result<()> {
     let acknowledged = Arc::new(AtomicUsize::new(0));
     let progress = progress_bar(&args, Arc::clone(&acknowledged));
     let kitchen = kitchen::follow(Arc::clone(&clients), shop.shop_id.clone());
-    let staff = tokio::spawn(guests::staff(Arc::clone(&clients), shop.clone(), deadline));
+    let staff = tokio::spawn(staff::run(Arc::clone(&clients), shop.clone(), deadline));
     let guests = tokio::spawn(guests::run(
         Arc::clone(&clients),
         shop.clone(),

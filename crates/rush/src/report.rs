@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::check::Verdict;
-use super::guests::{Answer, Ending};
+use super::tally::{Answer, Ending};
 use super::{Outcome, RushArgs};
 
 /// Problems of a failed check the text report shows (`--json` has them all).
