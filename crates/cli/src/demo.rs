@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use ordergate_domain::catalog::{CatalogInput, MenuItemInput, ToppingInput};
+use ordergate_domain::catalog::{Catalog, CatalogInput, MenuItemInput, ToppingInput};
 use ordergate_domain::inventory::InventoryUpdate;
 use ordergate_domain::session::{Session, SessionStatus, generate_pin};
 use ordergate_domain::shop::NewShop;
@@ -101,11 +101,23 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
     .validate(Uuid::new_v4(), now)?;
     let shop = store.create_shop(shop).await?;
 
-    let topping_ids: Vec<Uuid> = (0..5).map(|_| Uuid::new_v4()).collect();
-    let [cheese, bacon, egg, jalapenos, avocado] = topping_ids[..] else {
-        unreachable!("five ids were made")
+    let topping_ids: [Uuid; 5] = std::array::from_fn(|_| Uuid::new_v4());
+    let menu = CatalogInput {
+        toppings: toppings(topping_ids),
+        items: items(topping_ids),
     };
-    let toppings = [
+    let catalog = store.put_catalog(shop.shop_id, menu, now).await?;
+    let [_, bacon, _, _, avocado] = topping_ids;
+    track_stock(store, shop.shop_id, &catalog, bacon, avocado).await?;
+    let tables = open_tables(store, shop.shop_id).await?;
+    Ok(Seeded {
+        shop_id: shop.shop_id,
+        tables,
+    })
+}
+
+fn toppings([cheese, bacon, egg, jalapenos, avocado]: [Uuid; 5]) -> Vec<ToppingInput> {
+    [
         (cheese, "Extra cheese", 150),
         (bacon, "Bacon", 200),
         (egg, "Fried egg", 120),
@@ -118,19 +130,30 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         name: name.into(),
         price,
     })
-    .collect();
-    let item = |category: &str, name: &str, description: &str, price, toppings: &[Uuid], max| {
-        MenuItemInput {
-            menu_item_id: None,
-            name: name.into(),
-            description: description.into(),
-            category: category.into(),
-            price,
-            topping_ids: toppings.to_vec(),
-            max_toppings: Some(max),
-        }
-    };
-    let items = vec![
+    .collect()
+}
+
+fn item(
+    category: &str,
+    name: &str,
+    description: &str,
+    price: i64,
+    toppings: &[Uuid],
+    max: i64,
+) -> MenuItemInput {
+    MenuItemInput {
+        menu_item_id: None,
+        name: name.into(),
+        description: description.into(),
+        category: category.into(),
+        price,
+        topping_ids: toppings.to_vec(),
+        max_toppings: Some(max),
+    }
+}
+
+fn items([cheese, bacon, egg, jalapenos, avocado]: [Uuid; 5]) -> Vec<MenuItemInput> {
+    vec![
         item(
             "Burgers",
             "Classic Cheeseburger",
@@ -194,11 +217,18 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         item("Drinks", "Cola", "", 300, &[], 0),
         item("Drinks", "Coffee", "Bottomless", 350, &[], 0),
         item("Drinks", "Craft Beer", "Local IPA, 16 oz", 700, &[], 0),
-    ];
-    let catalog = store
-        .put_catalog(shop.shop_id, CatalogInput { toppings, items }, now)
-        .await?;
+    ]
+}
 
+/// Tracks the stock of a few items and toppings, one of them at zero: the
+/// README's tour shows stock counting down and an item sold out.
+async fn track_stock(
+    store: &dyn Store,
+    shop_id: Uuid,
+    catalog: &Catalog,
+    bacon: Uuid,
+    avocado: Uuid,
+) -> anyhow::Result<()> {
     let id_of = |name: &str| {
         catalog
             .items
@@ -224,16 +254,19 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         }
         .validate(now)?;
         store
-            .update_inventory(shop.shop_id, item_id, change, "demo", now)
+            .update_inventory(shop_id, item_id, change, "demo", now)
             .await?;
     }
+    Ok(())
+}
 
+async fn open_tables(store: &dyn Store, shop_id: Uuid) -> anyhow::Result<Vec<Session>> {
     let mut tables = Vec::new();
     for label in ["T1", "T2", "T3"] {
         let now = ordergate_domain::now();
         let session = Session {
             session_id: Uuid::new_v4(),
-            shop_id: shop.shop_id,
+            shop_id,
             table_label: label.into(),
             pin: generate_pin(),
             status: SessionStatus::Active,
@@ -244,10 +277,7 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         };
         tables.push(store.open_session(session).await?);
     }
-    Ok(Seeded {
-        shop_id: shop.shop_id,
-        tables,
-    })
+    Ok(tables)
 }
 
 fn print_welcome(path: &Path, base: &str, token: &str, seeded: &Seeded) {

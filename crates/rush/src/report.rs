@@ -12,44 +12,88 @@ use super::{Outcome, RushArgs};
 const SHOWN: usize = 3;
 
 pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
-    let guests = &outcome.guests;
-    let intended = guests.intents.len();
-    let mut acknowledged = 0;
-    let mut refused: BTreeMap<String, usize> = BTreeMap::new();
-    for intent in &guests.intents {
-        match intent.ending() {
-            Ending::Placed => acknowledged += 1,
-            Ending::Refused(code) => *refused.entry(code).or_default() += 1,
-            Ending::GaveUp => {}
+    let summary = Summary::of(outcome);
+    if args.json {
+        let figures = figures(args, outcome, verdict, &summary);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&figures).unwrap_or_default()
+        );
+        return;
+    }
+    print_figures(args, outcome, verdict, &summary);
+    print_checks(args, verdict);
+}
+
+/// What the guests' intents came to, counted once for either form of the
+/// report.
+struct Summary {
+    intended: usize,
+    acknowledged: usize,
+    refused: BTreeMap<String, usize>,
+    double_taps: usize,
+    fresh_taps: usize,
+    /// Fresh-key taps refused as DUPLICATE_PAYLOAD.
+    caught: usize,
+    fresh_placed: usize,
+    secs: f64,
+}
+
+impl Summary {
+    fn of(outcome: &Outcome) -> Summary {
+        let guests = &outcome.guests;
+        let mut acknowledged = 0;
+        let mut refused: BTreeMap<String, usize> = BTreeMap::new();
+        for intent in &guests.intents {
+            match intent.ending() {
+                Ending::Placed => acknowledged += 1,
+                Ending::Refused(code) => *refused.entry(code).or_default() += 1,
+                Ending::GaveUp => {}
+            }
+        }
+        let fresh_taps: Vec<_> = guests
+            .intents
+            .iter()
+            .filter_map(|i| i.fresh_tap.as_ref())
+            .collect();
+        Summary {
+            intended: guests.intents.len(),
+            acknowledged,
+            refused,
+            double_taps: guests.intents.iter().filter(|i| i.double_tapped()).count(),
+            fresh_taps: fresh_taps.len(),
+            caught: fresh_taps
+                .iter()
+                .filter(|t| t.answers().any(|a| matches!(a, Answer::Duplicate(_))))
+                .count(),
+            fresh_placed: fresh_taps.iter().filter(|t| !t.placed().is_empty()).count(),
+            secs: outcome.elapsed.as_secs_f64().max(f64::EPSILON),
         }
     }
-    let double_taps = guests.intents.iter().filter(|i| i.double_tapped()).count();
-    let fresh_taps: Vec<_> = guests
-        .intents
-        .iter()
-        .filter_map(|i| i.fresh_tap.as_ref())
-        .collect();
-    let caught = fresh_taps
-        .iter()
-        .filter(|t| t.answers().any(|a| matches!(a, Answer::Duplicate(_))))
-        .count();
-    let fresh_placed = fresh_taps.iter().filter(|t| !t.placed().is_empty()).count();
-    let secs = outcome.elapsed.as_secs_f64().max(f64::EPSILON);
-    let latency_ms = |q: f64| guests.latency.value_at_quantile(q) as f64 / 1000.0;
-    let figures = json!({
+}
+
+/// Tap-to-answer latency at quantile `q`, in milliseconds.
+fn latency_ms(outcome: &Outcome, q: f64) -> f64 {
+    outcome.guests.latency.value_at_quantile(q) as f64 / 1000.0
+}
+
+fn figures(args: &RushArgs, outcome: &Outcome, verdict: &Verdict, summary: &Summary) -> Value {
+    let guests = &outcome.guests;
+    let ms = |q: f64| latency_ms(outcome, q);
+    json!({
         "tables": args.tables,
         "guests": args.tables * args.guests,
-        "seconds": secs,
-        "intended": intended,
-        "acknowledged": acknowledged,
+        "seconds": summary.secs,
+        "intended": summary.intended,
+        "acknowledged": summary.acknowledged,
         "inHistory": verdict.in_history,
         "duplicates": verdict.duplicates,
         "acknowledgedButLost": verdict.lost,
-        "refused": refused,
-        "doubleTaps": double_taps,
-        "freshKeyTaps": fresh_taps.len(),
-        "freshKeyTapsCaught": caught,
-        "freshKeyTapsPlaced": fresh_placed,
+        "refused": summary.refused,
+        "doubleTaps": summary.double_taps,
+        "freshKeyTaps": summary.fresh_taps,
+        "freshKeyTapsCaught": summary.caught,
+        "freshKeyTapsPlaced": summary.fresh_placed,
         "attempts": guests.attempts,
         "answersLost": guests.lost_answers,
         "retriedOn": guests.retries_by_code,
@@ -58,22 +102,29 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
         "cancelled": outcome.staff.cancelled.len(),
         "kitchenEvents": outcome.kitchen.events.len(),
         "kitchenReconnects": outcome.kitchen.reconnects,
-        "ordersPerSecond": acknowledged as f64 / secs,
+        "ordersPerSecond": summary.acknowledged as f64 / summary.secs,
         "latencyMs": {
-            "p50": latency_ms(0.5), "p90": latency_ms(0.9), "p99": latency_ms(0.99),
+            "p50": ms(0.5), "p90": ms(0.9), "p99": ms(0.99),
             "max": guests.latency.max() as f64 / 1000.0,
             "note": "tap to final answer, retries included; corrected for coordinated omission at a 2 s think time"
         },
         "checks": verdict.checks,
         "passed": verdict.holds(),
-    });
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&figures).unwrap_or_default()
-        );
-        return;
-    }
+    })
+}
+
+fn print_figures(args: &RushArgs, outcome: &Outcome, verdict: &Verdict, summary: &Summary) {
+    let guests = &outcome.guests;
+    let Summary {
+        intended,
+        acknowledged,
+        refused,
+        double_taps,
+        caught,
+        fresh_placed,
+        secs,
+        ..
+    } = summary;
     println!();
     println!(
         "rush: {} tables × {} guests for {:.1} s",
@@ -88,7 +139,7 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
     println!("  double taps              {double_taps}");
     println!(
         "  fresh-key taps           {} ({caught} refused as DUPLICATE_PAYLOAD, {fresh_placed} placed)",
-        fresh_taps.len()
+        summary.fresh_taps
     );
     println!(
         "  requests / answers lost  {} / {}",
@@ -107,16 +158,19 @@ pub fn print(args: &RushArgs, outcome: &Outcome, verdict: &Verdict) {
     );
     println!(
         "  throughput               {:.1} orders/s",
-        acknowledged as f64 / secs
+        *acknowledged as f64 / secs
     );
     println!(
         "  latency (tap → answer)   p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        latency_ms(0.5),
-        latency_ms(0.9),
-        latency_ms(0.99),
+        latency_ms(outcome, 0.5),
+        latency_ms(outcome, 0.9),
+        latency_ms(outcome, 0.99),
         guests.latency.max() as f64 / 1000.0
     );
     println!();
+}
+
+fn print_checks(args: &RushArgs, verdict: &Verdict) {
     for check in &verdict.checks {
         let mark = if check.passed { "ok  " } else { "FAIL" };
         println!("  {mark} {}: {}", check.name, check.detail);

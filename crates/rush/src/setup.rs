@@ -63,7 +63,25 @@ pub async fn prepare(client: &Client, args: &RushArgs) -> anyhow::Result<Shop> {
         "create the shop",
     )?;
     let shop_id = shop.str("shopId").context("shopId")?.to_owned();
+    let (items, topping_ids) = publish_catalog(client, &shop_id).await?;
+    let hot = args.hot_item.then(|| items[6].id.clone());
+    let initial_stock = track_stock(client, &shop_id, args, &items, &topping_ids, &hot).await?;
+    let tables = open_tables(client, &shop_id, args.tables).await?;
+    Ok(Shop {
+        shop_id,
+        tables,
+        items,
+        hot,
+        initial_stock,
+    })
+}
 
+/// Publishes [`ITEMS`] and [`TOPPINGS`]; returns the items and the
+/// toppings' ids.
+async fn publish_catalog(
+    client: &Client,
+    shop_id: &str,
+) -> anyhow::Result<(Vec<Item>, Vec<String>)> {
     let topping_ids: Vec<String> = TOPPINGS
         .iter()
         .map(|_| Uuid::new_v4().to_string())
@@ -98,18 +116,28 @@ pub async fn prepare(client: &Client, args: &RushArgs) -> anyhow::Result<Shop> {
     expect(
         client
             .put_catalog(
-                &shop_id,
+                shop_id,
                 &json!({"toppings": toppings, "items": catalog_items}),
             )
             .await?,
         200,
         "publish the catalog",
     )?;
+    Ok((items, topping_ids))
+}
 
+/// Sets the stock of the tracked items and toppings; returns it.
+async fn track_stock(
+    client: &Client,
+    shop_id: &str,
+    args: &RushArgs,
+    items: &[Item],
+    topping_ids: &[String],
+    hot: &Option<String>,
+) -> anyhow::Result<BTreeMap<String, i64>> {
     // Half the items and two toppings are counted; plenty for the rush,
     // except the hot item, which is meant to run out (staff restock it).
     let guests = (args.tables * args.guests) as i64;
-    let hot = args.hot_item.then(|| items[6].id.clone());
     let mut initial_stock = BTreeMap::new();
     let tracked = items
         .iter()
@@ -125,19 +153,22 @@ pub async fn prepare(client: &Client, args: &RushArgs) -> anyhow::Result<Shop> {
     for (id, stock) in tracked {
         expect(
             client
-                .set_inventory(&shop_id, &id, &json!({"stock": stock}))
+                .set_inventory(shop_id, &id, &json!({"stock": stock}))
                 .await?,
             200,
             "set stock",
         )?;
         initial_stock.insert(id, stock);
     }
+    Ok(initial_stock)
+}
 
-    let mut tables = Vec::with_capacity(args.tables);
-    for n in 1..=args.tables {
+async fn open_tables(client: &Client, shop_id: &str, count: usize) -> anyhow::Result<Vec<Table>> {
+    let mut tables = Vec::with_capacity(count);
+    for n in 1..=count {
         let label = format!("T{n}");
         let session = expect(
-            client.open_session(&shop_id, &label).await?,
+            client.open_session(shop_id, &label).await?,
             201,
             "open a table",
         )?;
@@ -147,13 +178,7 @@ pub async fn prepare(client: &Client, args: &RushArgs) -> anyhow::Result<Shop> {
             pin: session.str("pin").context("pin")?.to_owned(),
         });
     }
-    Ok(Shop {
-        shop_id,
-        tables,
-        items,
-        hot,
-        initial_stock,
-    })
+    Ok(tables)
 }
 
 fn expect(reply: Reply, status: u16, what: &str) -> anyhow::Result<Reply> {

@@ -67,6 +67,25 @@ pub fn render(document: utoipa::openapi::OpenApi) -> String {
 }
 
 fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value>) {
+    let shared = shared_problems(path, operation);
+    let responses = operation
+        .entry("responses")
+        .or_insert_with(|| json!({}))
+        .as_object_mut();
+    let Some(responses) = responses else { return };
+    for (status, description) in shared {
+        responses
+            .entry(status)
+            .or_insert_with(|| problem_response(description));
+    }
+}
+
+/// The problem responses `operation` can give besides its own: by its
+/// credentials, body, parameters and path.
+fn shared_problems(
+    path: &str,
+    operation: &serde_json::Map<String, Value>,
+) -> Vec<(&'static str, &'static str)> {
     let security = operation.get("security").cloned().unwrap_or(Value::Null);
     let requires = |scheme: &str| {
         security
@@ -83,7 +102,7 @@ fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value
     let has_limit = has_param("limit");
     let has_key = has_param("Idempotency-Key");
 
-    let mut shared: Vec<(&str, &str)> = Vec::new();
+    let mut shared = Vec::new();
     if requires("staffToken") && !requires("sessionPin") {
         shared.push(("401", "Missing or wrong staff token (UNAUTHORIZED)"));
     }
@@ -136,17 +155,7 @@ fn add_shared_problems(path: &str, operation: &mut serde_json::Map<String, Value
             "The database is unavailable; retry later (UNAVAILABLE)",
         ));
     }
-
-    let responses = operation
-        .entry("responses")
-        .or_insert_with(|| json!({}))
-        .as_object_mut();
-    let Some(responses) = responses else { return };
-    for (status, description) in shared {
-        responses
-            .entry(status)
-            .or_insert_with(|| problem_response(description));
-    }
+    shared
 }
 
 fn problem_response(description: &str) -> Value {

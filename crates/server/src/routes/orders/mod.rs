@@ -1,6 +1,9 @@
 //! Orders: the guest's exactly-once POST, staff orders, order history for
 //! reconciliation, and the audit trail.
 
+mod place;
+
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use axum::Json;
@@ -9,11 +12,11 @@ use axum::http::HeaderMap;
 use ordergate_domain::Rejection;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
-use ordergate_domain::order::admission::Caller;
-use ordergate_domain::order::{Order, OrderRequest, ValidOrder};
+use ordergate_domain::order::{Order, OrderRequest};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::GuestProof;
-use ordergate_store::{Claim, PlaceOrder};
+use ordergate_domain::order::admission::Caller;
+use ordergate_store::Claim;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -26,6 +29,7 @@ use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{KEY_HEADER, Sent, StaffOperation, header_text, key_error, staff_claim};
 use crate::limits::ClientAddress;
+use place::{audited, place};
 
 /// How long an order waits for its table before 409 `SESSION_BUSY`.
 const SESSION_WAIT: Duration = Duration::from_secs(5);
@@ -115,48 +119,25 @@ async fn place_guest_order(
     // Step 1. A call that proves nothing (no PIN, a token that opens
     // nothing here) is refused before anything is judged: counted, never
     // audited, so a flood of them cannot grow the audit log.
-    let proof = match Credential::of(&headers) {
-        Credential::Pin(Some(pin)) => GuestProof::Pin(Some(pin.to_owned())),
-        Credential::Bearer(token) => match check_guest_token(&state, session_id, token).await {
-            Ok(_) => GuestProof::Token,
-            Err(refusal) => return Err(unjudged(&state, refusal)),
-        },
-        Credential::Pin(None) | Credential::Malformed => {
-            let refusal = match state.store().get_session(session_id).await? {
-                None => ApiError::not_found("session"),
-                Some(_) => Rejection::PinInvalid.into(),
-            };
-            return Err(unjudged(&state, refusal));
-        }
-    };
+    let proof = guest_proof(&state, &headers, session_id).await?;
 
     let (key, client_id, order) = match (key, client_id, order) {
         (Ok(key), Ok(client_id), Ok(order)) => (key, client_id, order),
         (key, client_id, order) => {
-            // The credentials are judged before the request's form (step 1
-            // before 2); only a form refused past them is audited.
             let audit_client = client_id.as_ref().ok().cloned();
-            let judged = match &proof {
-                GuestProof::Token => Ok(()),
-                GuestProof::Pin(pin) => judge_pin(&state, address, session_id, pin.as_deref())
-                    .await
-                    .map(drop),
-            };
-            let refusal = match judged {
-                Err(wrong_pin) if wrong_pin.code() == ErrorCode::PinInvalid => wrong_pin,
-                Err(refusal) => return Err(unjudged(&state, refusal)),
-                Ok(()) => key.and(client_id).and(order).err().unwrap_or_else(|| {
-                    ApiError::new(ErrorCode::Internal, "an internal error occurred")
-                }),
-            };
-            return Err(audited(
+            let wrong_form = key.and(client_id).and(order).err().unwrap_or_else(|| {
+                ApiError::new(ErrorCode::Internal, "an internal error occurred")
+            });
+            let refusal = refuse_form(
                 &state,
+                &proof,
+                address,
                 session_id,
                 &request_id,
                 audit_client.as_ref(),
-                refusal,
-            )
-            .await);
+                wrong_form,
+            );
+            return Err(refusal.await);
         }
     };
 
@@ -199,6 +180,55 @@ async fn place_guest_order(
     placed
 }
 
+/// What the caller proves itself with. A call that proves nothing is
+/// refused here, [`unjudged`].
+async fn guest_proof(
+    state: &AppState,
+    headers: &HeaderMap,
+    session_id: Uuid,
+) -> Result<GuestProof, ApiError> {
+    match Credential::of(headers) {
+        Credential::Pin(Some(pin)) => Ok(GuestProof::Pin(Some(pin.to_owned()))),
+        Credential::Bearer(token) => match check_guest_token(state, session_id, token).await {
+            Ok(_) => Ok(GuestProof::Token),
+            Err(refusal) => Err(unjudged(state, refusal)),
+        },
+        Credential::Pin(None) | Credential::Malformed => {
+            let refusal = match state.store().get_session(session_id).await? {
+                None => ApiError::not_found("session"),
+                Some(_) => Rejection::PinInvalid.into(),
+            };
+            Err(unjudged(state, refusal))
+        }
+    }
+}
+
+/// Refuses a request whose form is wrong. The credentials are judged
+/// before the request's form (step 1 before 2); only a form refused past
+/// them is audited.
+async fn refuse_form(
+    state: &AppState,
+    proof: &GuestProof,
+    address: IpAddr,
+    session_id: Uuid,
+    request_id: &str,
+    client_id: Option<&ClientId>,
+    wrong_form: ApiError,
+) -> ApiError {
+    let judged = match proof {
+        GuestProof::Token => Ok(()),
+        GuestProof::Pin(pin) => judge_pin(state, address, session_id, pin.as_deref())
+            .await
+            .map(drop),
+    };
+    let refusal = match judged {
+        Err(wrong_pin) if wrong_pin.code() == ErrorCode::PinInvalid => wrong_pin,
+        Err(refusal) => return unjudged(state, refusal),
+        Ok(()) => wrong_form,
+    };
+    audited(state, session_id, request_id, client_id, refusal).await
+}
+
 /// Counts a refusal given before the caller's credentials were judged,
 /// which the audit log does not keep, and passes it on.
 fn unjudged(state: &AppState, refusal: ApiError) -> ApiError {
@@ -213,134 +243,6 @@ fn client_id_error(code: ErrorCode) -> ApiError {
         code,
         "send X-Client-Id: this device's id, 1–64 characters of [A-Za-z0-9._:-], the same for every order",
     )
-}
-
-/// Files the audit row of a refusal decided outside the store's order
-/// transaction, then passes the refusal on.
-async fn audited(
-    state: &AppState,
-    session_id: Uuid,
-    request_id: &str,
-    client_id: Option<&ClientId>,
-    refusal: ApiError,
-) -> ApiError {
-    let entry = AuditEntry::refused(
-        state.now(),
-        session_id,
-        request_id,
-        client_id.map(ClientId::as_str),
-        refusal.code(),
-    );
-    match state.store().record_audit(entry).await {
-        Ok(()) => refusal,
-        Err(e) => e.into(),
-    }
-}
-
-/// Places an order through the in-flight join when it carries a key.
-async fn place(
-    state: &AppState,
-    session_id: Uuid,
-    caller: Caller,
-    claim: Option<Claim>,
-    order: ValidOrder,
-    request_id: &str,
-    busy_deadline: Instant,
-) -> Result<Sent, ApiError> {
-    let command = PlaceOrder {
-        order_id: Uuid::now_v7(),
-        session_id,
-        caller,
-        claim: claim.clone(),
-        order,
-        rules: state.settings().order_rules(busy_deadline),
-        request_id: request_id.to_owned(),
-        now: state.now(),
-    };
-    let guest = match &command.caller {
-        Caller::Guest { client_id, .. } => Some(client_id.clone()),
-        Caller::Staff => None,
-    };
-    let place_now = || async {
-        if let Some(sent) = committed_replay(state, &command).await? {
-            return Ok(sent);
-        }
-        let ordered = state.store().place_order(command).await?;
-        let metrics = state.metrics();
-        if let (false, Err(rejection)) = (ordered.audited, &ordered.outcome) {
-            metrics.order_refused_unaudited(rejection.code().as_str());
-        }
-        match ordered.outcome {
-            Ok(placed) => {
-                metrics.order_placed(ordered.shop_id, placed.replayed);
-                Ok(Sent {
-                    response: placed.response,
-                    replayed: placed.replayed,
-                })
-            }
-            Err(rejection) => {
-                metrics.order_rejected(ordered.shop_id, rejection.code().as_str());
-                Err(rejection.into())
-            }
-        }
-    };
-    match claim {
-        Some(claim) => {
-            let key = format!("{}\n{}", claim.scope, claim.key);
-            let wait = state.settings().inflight_wait();
-            match state.in_flight().run(key, wait, place_now).await {
-                Some(placed) => placed,
-                None => {
-                    let refusal = Rejection::RequestInProgress.into();
-                    match guest {
-                        Some(client_id) => {
-                            Err(
-                                audited(state, session_id, request_id, Some(&client_id), refusal)
-                                    .await,
-                            )
-                        }
-                        None => Err(refusal),
-                    }
-                }
-            }
-        }
-        None => place_now().await,
-    }
-}
-
-/// Answers a guest's retry of a completed order from committed data, off
-/// the single write path: only its audit row is queued there, so replays
-/// are not held to the pace of commits.
-async fn committed_replay(
-    state: &AppState,
-    command: &PlaceOrder,
-) -> Result<Option<Sent>, ApiError> {
-    let (Caller::Guest { proof, .. }, Some(claim)) = (&command.caller, &command.claim) else {
-        return Ok(None);
-    };
-    let store = state.store();
-    let policy = state.pin_policy();
-    let Some(replay) = store
-        .committed_replay(command.session_id, proof, claim, policy, command.now)
-        .await?
-    else {
-        return Ok(None);
-    };
-    store
-        .record_audit(AuditEntry::placed(
-            command.now,
-            command.session_id,
-            &command.request_id,
-            command.client_id(),
-            replay.order_id,
-            true,
-        ))
-        .await?;
-    state.metrics().order_placed(replay.shop_id, true);
-    Ok(Some(Sent {
-        response: replay.response,
-        replayed: true,
-    }))
 }
 
 /// Place an order on behalf of a table (staff).
