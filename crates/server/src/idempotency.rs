@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ordergate_domain::idempotency::IdempotencyKey;
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{Answer, Claim, Render, StaffWrite, StoreResult, StoredResponse};
+use ordergate_store::{Answer, Claim, StaffWrite, StoredResponse};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
@@ -225,31 +225,27 @@ impl InFlight {
     }
 }
 
-/// Runs a staff write: plainly without a key, or under its claim (replay,
-/// mismatch, in-flight join, response stored with the write) with one.
-/// Both paths answer through the same `render`, so a replay is byte for byte
-/// what the first request got.
-pub async fn staff_write<T, Fut>(
+/// Runs a staff write, under its claim when the request has a key (replay,
+/// mismatch, in-flight join, response stored with the write). Either way
+/// the store renders the response with the write's own `render`, so a
+/// replay is byte for byte what the first request got.
+pub async fn staff_write(
     state: &AppState,
     claim: Option<Claim>,
-    render: impl FnOnce(&T) -> StoredResponse + Send + 'static,
-    plain: impl FnOnce() -> Fut,
-    keyed: impl FnOnce(Render<T>) -> StaffWrite,
-) -> Result<Sent, ApiError>
-where
-    Fut: Future<Output = StoreResult<T>>,
-    T: 'static,
-{
+    write: StaffWrite,
+) -> Result<Sent, ApiError> {
+    let store = state.store();
     let Some(claim) = claim else {
-        return Ok(Sent::fresh(render(&plain().await?)));
+        return Ok(Sent::from(
+            store.staff_write(write, None, state.now()).await?,
+        ));
     };
     let in_flight_key = format!("{}\n{}", claim.scope, claim.key);
-    let write = keyed(Box::new(render));
     state
         .in_flight()
         .run(in_flight_key, state.settings().inflight_wait(), || async {
             Ok(Sent::from(
-                state.store().idempotent(claim, write, state.now()).await?,
+                store.staff_write(write, Some(claim), state.now()).await?,
             ))
         })
         .await

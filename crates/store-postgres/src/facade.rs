@@ -161,14 +161,14 @@ impl Store for PgStore {
             .await
     }
 
-    async fn idempotent(
+    async fn staff_write(
         &self,
-        claim: Claim,
         write: StaffWrite,
+        claim: Option<Claim>,
         now: Timestamp,
     ) -> StoreResult<Answer> {
         let wait = self.in_flight_wait;
-        self.detached(move |pg| async move { pg.idempotent(claim, write, now, wait).await })
+        self.detached(move |pg| async move { pg.staff_write(write, claim, now, wait).await })
             .await
     }
 

@@ -194,18 +194,20 @@ impl Pg {
         Ok(sessions::guest_token_session(&mut conn, token_digest, now).await?)
     }
 
-    pub(crate) async fn idempotent(
+    pub(crate) async fn staff_write(
         &self,
-        claim: Claim,
         write: StaffWrite,
+        claim: Option<Claim>,
         now: Timestamp,
         in_flight_wait: Duration,
     ) -> StoreResult<Answer> {
         let mut tx = self.begin().await?;
-        if let Err(e) = staff::take_key(&mut tx, &claim, in_flight_wait).await {
+        if let Some(claim) = &claim
+            && let Err(e) = staff::take_key(&mut tx, claim, in_flight_wait).await
+        {
             return self.finish(tx, Err(e)).await;
         }
-        let result = staff::write(&mut tx, &claim, write, now).await;
+        let result = staff::write(&mut tx, claim.as_ref(), write, now).await;
         self.finish(tx, result).await
     }
 

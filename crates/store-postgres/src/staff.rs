@@ -1,5 +1,6 @@
-//! Staff writes under an `Idempotency-Key`: taken, looked up, performed
-//! and recorded in one transaction.
+//! Staff writes, one dispatch with or without an `Idempotency-Key`: the
+//! key taken, looked up, the write performed and recorded, in one
+//! transaction.
 
 use std::time::Duration;
 
@@ -25,18 +26,20 @@ pub(crate) async fn take_key(tx: &mut Tx, claim: &Claim, wait: Duration) -> Resu
     tx.lock_timeout(LOCK_TIMEOUT).await
 }
 
-/// A staff write under its claim, whose key this transaction holds:
-/// replayed, refused, or written with its response.
+/// A staff write, under its claim when it has one (whose key this
+/// transaction holds): replayed, refused, or written with its response.
 pub(crate) async fn write(
     tx: &mut Tx,
-    claim: &Claim,
+    claim: Option<&Claim>,
     write: StaffWrite,
     now: Timestamp,
 ) -> Result<Answer, PgError> {
-    match claim.judge(idempotency::record(tx.conn(), claim, now).await?, now) {
-        KeyLookup::Absent => {}
-        KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
-        KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+    if let Some(claim) = claim {
+        match claim.judge(idempotency::record(tx.conn(), claim, now).await?, now) {
+            KeyLookup::Absent => {}
+            KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
+            KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+        }
     }
     let (shop_id, response) = match write {
         StaffWrite::CreateShop(shop, render) => {
@@ -76,6 +79,8 @@ pub(crate) async fn write(
             (order.shop_id, render(&order))
         }
     };
-    idempotency::complete(tx, claim, Some(shop_id), &response, now).await?;
+    if let Some(claim) = claim {
+        idempotency::complete(tx, claim, Some(shop_id), &response, now).await?;
+    }
     Ok(Answer::Fresh(response))
 }

@@ -139,7 +139,7 @@ async fn requests_whose_key_stays_held_elsewhere_are_in_progress() {
         }),
     };
     match store
-        .idempotent(staff, checkout, ordergate_domain::now())
+        .staff_write(checkout, Some(staff), ordergate_domain::now())
         .await
     {
         Err(StoreError::Rejected(Rejection::RequestInProgress)) => {}

@@ -363,17 +363,19 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn idempotent(
+    async fn staff_write(
         &self,
-        claim: Claim,
         write: StaffWrite,
+        claim: Option<Claim>,
         now: Timestamp,
     ) -> StoreResult<Answer> {
         self.write(move |conn| {
-            match claim.judge(idempotency::record(conn, &claim, now)?, now) {
-                KeyLookup::Absent => {}
-                KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
-                KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+            if let Some(claim) = &claim {
+                match claim.judge(idempotency::record(conn, claim, now)?, now) {
+                    KeyLookup::Absent => {}
+                    KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
+                    KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+                }
             }
             let (shop_id, response) = match write {
                 StaffWrite::CreateShop(shop, render) => {
@@ -413,7 +415,9 @@ impl Store for SqliteStore {
                     (order.shop_id, render(&order))
                 }
             };
-            idempotency::complete(conn, &claim, Some(shop_id), &response, now)?;
+            if let Some(claim) = &claim {
+                idempotency::complete(conn, claim, Some(shop_id), &response, now)?;
+            }
             Ok(Answer::Fresh(response))
         })
         .await

@@ -165,16 +165,17 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> StoreResult<Option<Session>>;
 
-    /// Runs a staff write under an idempotency key: replays the stored
-    /// response of a completed earlier request with this key, refuses the key
-    /// with another fingerprint (`IdempotencyKeyReused`), or performs the
-    /// write and stores its response in the same transaction. Refusals are
-    /// not stored: a corrected retry with the same key is processed anew.
-    /// `now` judges whether an earlier record expired.
-    async fn idempotent(
+    /// Runs a staff write, and renders its response inside the
+    /// transaction. Under an idempotency key (`claim`), it replays the stored
+    /// response of a completed earlier request with this key, refuses the
+    /// key with another fingerprint (`IdempotencyKeyReused`), or performs
+    /// the write and stores its response in the same transaction. Refusals
+    /// are not stored: a corrected retry with the same key is processed
+    /// anew. `now` judges whether an earlier record expired.
+    async fn staff_write(
         &self,
-        claim: Claim,
         write: StaffWrite,
+        claim: Option<Claim>,
         now: Timestamp,
     ) -> StoreResult<Answer>;
 

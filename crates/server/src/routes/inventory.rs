@@ -136,27 +136,16 @@ async fn restock(
         &request,
         expires_at,
     )?;
-    let quantity = request.quantity;
     let render = move |item: &InventoryItem| Sent::render(StatusCode::OK, &item.entry(now), None);
-    staff_write(
-        &state,
-        claim,
-        render,
-        || {
-            state
-                .store()
-                .restock(shop_id, item_id, quantity, STAFF, now)
-        },
-        |render| StaffWrite::Restock {
-            shop_id,
-            item_id,
-            quantity,
-            actor: STAFF.to_owned(),
-            now,
-            render,
-        },
-    )
-    .await
+    let write = StaffWrite::Restock {
+        shop_id,
+        item_id,
+        quantity: request.quantity,
+        actor: STAFF.to_owned(),
+        now,
+        render: Box::new(render),
+    };
+    staff_write(&state, claim, write).await
 }
 
 /// The stock operation log, newest first.

@@ -76,23 +76,13 @@ async fn set_status(
         expires_at,
     )?;
     let render = |order: &Order| Sent::render(StatusCode::OK, order, None);
-    staff_write(
-        &state,
-        claim,
-        render,
-        || {
-            state
-                .store()
-                .set_order_status(order_id, change.clone(), now)
-        },
-        |render| StaffWrite::SetOrderStatus {
-            order_id,
-            change: change.clone(),
-            now,
-            render,
-        },
-    )
-    .await
+    let write = StaffWrite::SetOrderStatus {
+        order_id,
+        change,
+        now,
+        render: Box::new(render),
+    };
+    staff_write(&state, claim, write).await
 }
 
 /// The shop's orders, oldest first (the order a kitchen works through them).

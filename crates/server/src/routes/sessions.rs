@@ -144,14 +144,8 @@ async fn open_session(
         let view = SessionView::new(session.clone(), Principal::Staff, &viewer);
         Sent::render(StatusCode::CREATED, &view, Some(location))
     };
-    staff_write(
-        &state,
-        claim,
-        render,
-        || state.store().open_session(session.clone()),
-        |render| StaffWrite::OpenSession(session.clone(), render),
-    )
-    .await
+    let write = StaffWrite::OpenSession(session, Box::new(render));
+    staff_write(&state, claim, write).await
 }
 
 /// The shop's sessions, newest first, with their PINs.
@@ -327,16 +321,10 @@ async fn checkout(
         expires_at,
     )?;
     let render = |bill: &Bill| Sent::render(StatusCode::OK, bill, None);
-    staff_write(
-        &state,
-        claim,
-        render,
-        || state.store().checkout(session_id, now),
-        |render| StaffWrite::Checkout {
-            session_id,
-            now,
-            render,
-        },
-    )
-    .await
+    let write = StaffWrite::Checkout {
+        session_id,
+        now,
+        render: Box::new(render),
+    };
+    staff_write(&state, claim, write).await
 }

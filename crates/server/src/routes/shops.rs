@@ -51,14 +51,8 @@ async fn create_shop(
         let location = format!("/api/v1/shops/{}", shop.shop_id);
         Sent::render(StatusCode::CREATED, shop, Some(location))
     };
-    staff_write(
-        &state,
-        claim,
-        render,
-        || state.store().create_shop(shop.clone()),
-        |render| StaffWrite::CreateShop(shop.clone(), render),
-    )
-    .await
+    let write = StaffWrite::CreateShop(shop, Box::new(render));
+    staff_write(&state, claim, write).await
 }
 
 /// List every shop.

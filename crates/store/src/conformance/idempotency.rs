@@ -111,9 +111,9 @@ pub async fn idempotent_create_shop_runs_once_and_replays_its_response(store: &d
     let expected = shop_body(&sakura);
 
     let first = ok(store
-        .idempotent(
-            claim.clone(),
+        .staff_write(
             StaffWrite::CreateShop(sakura.clone(), counted(&calls, shop_body)),
+            Some(claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -124,9 +124,9 @@ pub async fn idempotent_create_shop_runs_once_and_replays_its_response(store: &d
     for _ in 0..2 {
         let retried = shop_named("Sakura Diner", instant());
         let again = ok(store
-            .idempotent(
-                claim.clone(),
+            .staff_write(
                 StaffWrite::CreateShop(retried.clone(), counted(&calls, shop_body)),
+                Some(claim.clone()),
                 ordergate_domain::now(),
             )
             .await);
@@ -145,9 +145,9 @@ pub async fn idempotent_open_session_runs_once_and_replays_its_response(store: &
     let expected = session_body(&session);
 
     let first = ok(store
-        .idempotent(
-            claim.clone(),
+        .staff_write(
             StaffWrite::OpenSession(session.clone(), counted(&calls, session_body)),
+            Some(claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -160,9 +160,9 @@ pub async fn idempotent_open_session_runs_once_and_replays_its_response(store: &
     // The retry would be TableOccupied if it ran: it is replayed instead.
     let retried = session_at(shop.shop_id, "T1", "222222", instant() + secs(1));
     let again = ok(store
-        .idempotent(
-            claim.clone(),
+        .staff_write(
             StaffWrite::OpenSession(retried.clone(), counted(&calls, session_body)),
+            Some(claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -185,9 +185,9 @@ pub async fn idempotent_restock_adds_once(store: &dyn Store) {
     let claim = restock_claim(p.shop_id, p.curry, "quantity=3");
 
     let first = ok(store
-        .idempotent(
-            claim.clone(),
+        .staff_write(
             restock(p.shop_id, p.curry, 3, counted(&calls, item_body)),
+            Some(claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -200,9 +200,9 @@ pub async fn idempotent_restock_adds_once(store: &dyn Store) {
 
     for _ in 0..2 {
         let again = ok(store
-            .idempotent(
-                claim.clone(),
+            .staff_write(
                 restock(p.shop_id, p.curry, 3, counted(&calls, item_body)),
+                Some(claim.clone()),
                 ordergate_domain::now(),
             )
             .await);
@@ -215,6 +215,48 @@ pub async fn idempotent_restock_adds_once(store: &dyn Store) {
         .filter(|e| e.operation == Operation::Restock)
         .count();
     assert_eq!(restocks, 1);
+}
+
+pub async fn staff_write_without_a_key_runs_every_time_and_keeps_no_record(store: &dyn Store) {
+    let p = published(store).await;
+    let t = instant();
+    ok(store
+        .update_inventory(p.shop_id, p.curry, set_stock(Some(5), t), STAFF, t)
+        .await);
+    let calls = Arc::new(AtomicUsize::new(0));
+    for expected_stock in [7, 9] {
+        let answer = ok(store
+            .staff_write(
+                restock(p.shop_id, p.curry, 2, counted(&calls, item_body)),
+                None,
+                ordergate_domain::now(),
+            )
+            .await);
+        let Answer::Fresh(response) = answer else {
+            panic!("a write without a key is never a replay: {answer:?}");
+        };
+        assert!(
+            response
+                .body
+                .contains(&format!(r#""stock":{expected_stock}"#)),
+            "{}",
+            response.body
+        );
+    }
+    assert_eq!(calls_of(&calls), 2, "each rendered its own response");
+    assert_eq!(stock_of(store, p.shop_id, p.curry).await, Some(9));
+    // Nothing was recorded under any key: the same restock with one now
+    // runs as new.
+    let claim = restock_claim(p.shop_id, p.curry, "quantity=2");
+    let keyed = ok(store
+        .staff_write(
+            restock(p.shop_id, p.curry, 2, counted(&calls, item_body)),
+            Some(claim),
+            ordergate_domain::now(),
+        )
+        .await);
+    assert!(matches!(keyed, Answer::Fresh(_)));
+    assert_eq!(stock_of(store, p.shop_id, p.curry).await, Some(11));
 }
 
 pub async fn idempotent_checkout_replays_the_first_bill(store: &dyn Store) {
@@ -243,7 +285,11 @@ pub async fn idempotent_checkout_replays_the_first_bill(store: &dyn Store) {
 
     let closed_at = t + Duration::hours(1);
     let first = ok(store
-        .idempotent(claim.clone(), checkout(closed_at), ordergate_domain::now())
+        .staff_write(
+            checkout(closed_at),
+            Some(claim.clone()),
+            ordergate_domain::now(),
+        )
         .await);
     let expected = StoredResponse {
         status: 200,
@@ -255,9 +301,9 @@ pub async fn idempotent_checkout_replays_the_first_bill(store: &dyn Store) {
     };
     assert_eq!(first, Answer::Fresh(expected.clone()));
     let again = ok(store
-        .idempotent(
-            claim.clone(),
+        .staff_write(
             checkout(closed_at + Duration::hours(1)),
+            Some(claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -281,9 +327,9 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
     let calls = Arc::new(AtomicUsize::new(0));
     let claim = restock_claim(p.shop_id, p.curry, "quantity=3");
     ok(store
-        .idempotent(
-            claim.clone(),
+        .staff_write(
             restock(p.shop_id, p.curry, 3, counted(&calls, item_body)),
+            Some(claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -295,10 +341,10 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
     assert_eq!(
         rejected(
             store
-                .idempotent(
-                    other,
+                .staff_write(
                     restock(p.shop_id, p.curry, 4, counted(&calls, item_body)),
-                    ordergate_domain::now(),
+                    Some(other),
+                    ordergate_domain::now()
                 )
                 .await
         ),
@@ -317,9 +363,9 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
         ..cheese
     };
     let answer = ok(store
-        .idempotent(
-            cheese,
+        .staff_write(
             restock(p.shop_id, p.cheese, 4, counted(&calls, item_body)),
+            Some(cheese),
             ordergate_domain::now(),
         )
         .await);
@@ -327,12 +373,12 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
     assert_eq!(stock_of(store, p.shop_id, p.cheese).await, Some(9));
     let shop = shop_named("Kissa", instant());
     let answer = ok(store
-        .idempotent(
-            Claim {
+        .staff_write(
+            StaffWrite::CreateShop(shop.clone(), counted(&calls, shop_body)),
+            Some(Claim {
                 key: claim.key.clone(),
                 ..staff_claim("/api/v1/shops", "kissa")
-            },
-            StaffWrite::CreateShop(shop.clone(), counted(&calls, shop_body)),
+            }),
             ordergate_domain::now(),
         )
         .await);
@@ -350,10 +396,10 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
     assert_eq!(
         rejected(
             store
-                .idempotent(
-                    claim.clone(),
+                .staff_write(
                     restock(p.shop_id, p.ramen, 3, counted(&calls, item_body)),
-                    ordergate_domain::now(),
+                    Some(claim.clone()),
+                    ordergate_domain::now()
                 )
                 .await
         ),
@@ -364,9 +410,9 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
         .update_inventory(p.shop_id, p.ramen, set_stock(Some(0), t), STAFF, t)
         .await);
     let answer = ok(store
-        .idempotent(
-            claim.clone(),
+        .staff_write(
             restock(p.shop_id, p.ramen, 3, counted(&calls, item_body)),
+            Some(claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -387,10 +433,10 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
     assert_eq!(
         rejected(
             store
-                .idempotent(
-                    claim.clone(),
+                .staff_write(
                     StaffWrite::OpenSession(newcomer.clone(), counted(&calls, session_body)),
-                    ordergate_domain::now(),
+                    Some(claim.clone()),
+                    ordergate_domain::now()
                 )
                 .await
         ),
@@ -401,9 +447,9 @@ pub async fn idempotent_refused_writes_store_nothing(store: &dyn Store) {
     assert_eq!(ok(store.get_session(newcomer.session_id).await), None);
     ok(store.checkout(occupant.session_id, t + secs(2)).await);
     let answer = ok(store
-        .idempotent(
-            claim,
+        .staff_write(
             StaffWrite::OpenSession(newcomer.clone(), counted(&calls, session_body)),
+            Some(claim),
             ordergate_domain::now(),
         )
         .await);
@@ -432,9 +478,9 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
     let shop_claim = staff_claim("/api/v1/shops", "kissa");
     let kissa = shop_named("Kissa", instant());
     let shop_answer = ok(store
-        .idempotent(
-            shop_claim.clone(),
+        .staff_write(
             StaffWrite::CreateShop(kissa, Box::new(shop_body)),
+            Some(shop_claim.clone()),
             ordergate_domain::now(),
         )
         .await);
@@ -450,9 +496,9 @@ pub async fn purge_expired_forgets_only_expired_records(store: &dyn Store) {
         panic!("a new key is fresh")
     };
     let again = ok(store
-        .idempotent(
-            shop_claim,
+        .staff_write(
             StaffWrite::CreateShop(shop_named("Kissa", instant()), Box::new(shop_body)),
+            Some(shop_claim),
             ordergate_domain::now(),
         )
         .await);

@@ -821,14 +821,14 @@ pub async fn idempotent_status_change_runs_once_and_replays_its_response(store: 
     };
     let before = ok(store.last_event_id(p.shop_id).await);
     let first = ok(store
-        .idempotent(claim.clone(), write(), ordergate_domain::now())
+        .staff_write(write(), Some(claim.clone()), ordergate_domain::now())
         .await);
     let expected = order_body(&moved(&order, Cancelled, 2));
     assert_eq!(first, Answer::Fresh(expected.clone()));
     for _ in 0..2 {
         assert_eq!(
             ok(store
-                .idempotent(claim.clone(), write(), ordergate_domain::now())
+                .staff_write(write(), Some(claim.clone()), ordergate_domain::now())
                 .await),
             Answer::Replayed(expected.clone())
         );
@@ -855,7 +855,7 @@ pub async fn idempotent_status_change_runs_once_and_replays_its_response(store: 
     assert_eq!(
         rejected(
             store
-                .idempotent(claim.clone(), stale, ordergate_domain::now())
+                .staff_write(stale, Some(claim.clone()), ordergate_domain::now())
                 .await
         ),
         Rejection::VersionConflict { current: 1 }
@@ -868,7 +868,7 @@ pub async fn idempotent_status_change_runs_once_and_replays_its_response(store: 
     };
     assert_eq!(
         ok(store
-            .idempotent(claim, corrected, ordergate_domain::now())
+            .staff_write(corrected, Some(claim), ordergate_domain::now())
             .await),
         Answer::Fresh(order_body(&moved(&other, Served, 2)))
     );

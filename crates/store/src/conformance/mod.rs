@@ -187,6 +187,7 @@ macro_rules! conformance_tests {
                 idempotent_create_shop_runs_once_and_replays_its_response,
                 idempotent_open_session_runs_once_and_replays_its_response,
                 idempotent_restock_adds_once,
+                staff_write_without_a_key_runs_every_time_and_keeps_no_record,
                 idempotent_checkout_replays_the_first_bill,
                 idempotent_key_reused_for_another_request_is_refused,
                 idempotent_refused_writes_store_nothing,
