@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::code::ErrorCode;
@@ -37,6 +38,11 @@ impl IdempotencyKey {
         }
     }
 
+    /// A fresh key, as a client makes one per request.
+    pub fn generate() -> IdempotencyKey {
+        IdempotencyKey(Uuid::new_v4().hyphenated().to_string())
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -45,6 +51,66 @@ impl IdempotencyKey {
 impl fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// Whose idempotency keys these are: equal keys of different scopes never
+/// meet. Stored as text, so its forms never change: keys recorded before
+/// an upgrade must still be found after it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scope(String);
+
+impl Scope {
+    /// A guest's keys are the session's: every device at the table shares
+    /// them.
+    pub fn session(session_id: Uuid) -> Scope {
+        Scope(format!("session:{session_id}"))
+    }
+
+    /// A staff write's keys: the staff principal, the method and the
+    /// canonical path (lowercase ids).
+    pub fn staff_post(canonical_path: &str) -> Scope {
+        Scope(format!("staff POST {canonical_path}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// One text for (scope, key), unique to the pair: what requests in
+    /// flight are joined by, and what PostgreSQL's advisory lock hashes
+    /// (a scope never holds a newline).
+    pub fn with_key(&self, key: &IdempotencyKey) -> String {
+        format!("{}\n{}", self.0, key.as_str())
+    }
+}
+
+/// What makes a request the same request again: the SHA-256 of its
+/// canonical form, in hex. One scheme for orders and staff writes; the
+/// digests already stored must keep matching after an upgrade, so the
+/// canonical forms never change.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct Fingerprint(String);
+
+impl Fingerprint {
+    pub fn of(canonical: &str) -> Fingerprint {
+        Fingerprint(hex::encode(Sha256::digest(canonical.as_bytes())))
+    }
+
+    /// The fingerprint of a request body, by its compact JSON (fields in
+    /// declaration order): the canonical form of staff writes.
+    pub fn of_json(request: &impl serde::Serialize) -> Fingerprint {
+        Fingerprint::of(&serde_json::to_string(request).unwrap_or_default())
+    }
+
+    /// A digest as stored.
+    pub fn stored(digest: String) -> Fingerprint {
+        Fingerprint(digest)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -80,6 +146,51 @@ mod tests {
     use super::*;
 
     const KEY: &str = "3f2b8c1e-9d4a-4c7b-8e6f-1a2b3c4d5e6f";
+
+    #[test]
+    fn fingerprints_are_the_digests_already_stored() {
+        // Records written by earlier versions are matched by these: a change
+        // would refuse every retry across an upgrade as a reused key.
+        #[derive(serde::Serialize)]
+        struct Restock {
+            quantity: i64,
+        }
+        assert_eq!(
+            Fingerprint::of_json(&Restock { quantity: 3 }).as_str(),
+            "71507bbef8d1c7aa3d3d86cf1cf1931cfd0d27339b38a46f8eccd6dba177f296"
+        );
+        assert_eq!(
+            Fingerprint::of_json(&()).as_str(),
+            "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b",
+            "a body-less write (checkout)"
+        );
+        let order = Fingerprint::stored(
+            "cab37b70f659302ff0fe1d6cfc0b08ef45d2fc6f86684e16c490aaa732ce1426".into(),
+        );
+        assert_eq!(
+            Fingerprint::of_json(&order).as_str(),
+            "3aada015cd6d4c2ffc231526984e4eb32d3f45d67bb51f876532886096340497",
+            "a staff order: its order fingerprint as a JSON string"
+        );
+    }
+
+    #[test]
+    fn scopes_keep_their_stored_forms() {
+        let id: Uuid = "6f9619ff-8b86-d011-b42d-00c04fc964ff".parse().unwrap();
+        assert_eq!(
+            Scope::session(id).as_str(),
+            "session:6f9619ff-8b86-d011-b42d-00c04fc964ff"
+        );
+        assert_eq!(
+            Scope::staff_post("/api/v1/shops").as_str(),
+            "staff POST /api/v1/shops"
+        );
+        let key = IdempotencyKey::parse(Some(KEY)).unwrap();
+        assert_eq!(
+            Scope::session(id).with_key(&key),
+            format!("session:6f9619ff-8b86-d011-b42d-00c04fc964ff\n{KEY}")
+        );
+    }
 
     #[test]
     fn bare_quoted_and_uppercase_keys_are_the_same_key() {

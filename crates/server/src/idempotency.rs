@@ -10,11 +10,10 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ordergate_domain::idempotency::IdempotencyKey;
+use ordergate_domain::idempotency::{Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{Answer, Claim, StaffWrite, StoredResponse};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -48,7 +47,7 @@ impl StaffOperation {
     /// The staff principal, the method and the canonical path (lowercase
     /// ids): the same text earlier versions stored for lowercase paths, so
     /// keys recorded before an upgrade still replay.
-    fn scope(self) -> String {
+    fn scope(self) -> Scope {
         let path = match self {
             StaffOperation::CreateShop => "/api/v1/shops".to_owned(),
             StaffOperation::OpenSession { shop_id } => format!("/api/v1/shops/{shop_id}/sessions"),
@@ -65,7 +64,7 @@ impl StaffOperation {
                 format!("/api/v1/sessions/{session_id}/checkout")
             }
         };
-        format!("staff POST {path}")
+        Scope::staff_post(&path)
     }
 }
 
@@ -80,11 +79,10 @@ pub fn staff_claim(
         return Ok(None);
     };
     let key = IdempotencyKey::parse(Some(raw)).map_err(key_error)?;
-    let canonical = serde_json::to_string(request).unwrap_or_default();
     Ok(Some(Claim {
         scope: operation.scope(),
-        key: key.to_string(),
-        fingerprint: hex::encode(Sha256::digest(canonical.as_bytes())),
+        key,
+        fingerprint: Fingerprint::of_json(request),
         expires_at,
     }))
 }
@@ -240,7 +238,7 @@ pub async fn staff_write(
             store.staff_write(write, None, state.now()).await?,
         ));
     };
-    let in_flight_key = format!("{}\n{}", claim.scope, claim.key);
+    let in_flight_key = claim.scoped_key();
     state
         .in_flight()
         .run(in_flight_key, state.settings().inflight_wait(), || async {
@@ -261,12 +259,14 @@ mod tests {
         let shop_id: Uuid = "6F9619FF-8B86-D011-B42D-00C04FC964FF".parse().unwrap();
         let item_id = Uuid::nil();
         assert_eq!(
-            StaffOperation::Restock { shop_id, item_id }.scope(),
+            StaffOperation::Restock { shop_id, item_id }
+                .scope()
+                .as_str(),
             "staff POST /api/v1/shops/6f9619ff-8b86-d011-b42d-00c04fc964ff/inventory/\
              00000000-0000-0000-0000-000000000000/restock"
         );
         assert_eq!(
-            StaffOperation::CreateShop.scope(),
+            StaffOperation::CreateShop.scope().as_str(),
             "staff POST /api/v1/shops"
         );
     }

@@ -2,6 +2,7 @@
 //! transaction of the write they guard.
 
 use ordergate_domain::Timestamp;
+use ordergate_domain::idempotency::Fingerprint;
 use ordergate_store::{Claim, KeyRecord, StoredResponse};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
@@ -14,11 +15,12 @@ use crate::tx::Tx;
 /// Takes the claim's key for the rest of the transaction: a request with
 /// the same scope and key, on any node, waits here until this transaction
 /// ends, then finds its record. Bounded by the transaction's
-/// `lock_timeout`; the caller sets it first.
+/// `lock_timeout`; the caller sets it first. The hashed text is the one
+/// earlier versions built in SQL (scope, newline, key), so nodes of either
+/// version take the same lock during a rolling upgrade.
 pub(crate) async fn lock(tx: &mut Tx, claim: &Claim) -> Result<(), PgError> {
-    sqlx::query("select pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))")
-        .bind(&claim.scope)
-        .bind(&claim.key)
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended($1, 0))")
+        .bind(claim.scoped_key())
         .execute(tx.conn())
         .await?;
     Ok(())
@@ -34,12 +36,12 @@ pub(crate) async fn record(
         "select fingerprint, status, body, location, expires_at from idempotency_keys
          where scope = $1 and idempotency_key = $2 and expires_at > $3",
     )
-    .bind(&claim.scope)
-    .bind(&claim.key)
+    .bind(claim.scope.as_str())
+    .bind(claim.key.as_str())
     .bind(now)
     .try_map(|row: PgRow| {
         Ok(KeyRecord {
-            fingerprint: row.try_get(0)?,
+            fingerprint: Fingerprint::stored(row.try_get(0)?),
             response: StoredResponse {
                 status: status(&row, 1)?,
                 body: row.try_get(2)?,
@@ -70,10 +72,10 @@ pub(crate) async fn complete(
              status = excluded.status, body = excluded.body, location = excluded.location,
              created_at = excluded.created_at, expires_at = excluded.expires_at",
     )
-    .bind(&claim.scope)
-    .bind(&claim.key)
+    .bind(claim.scope.as_str())
+    .bind(claim.key.as_str())
     .bind(shop_id)
-    .bind(&claim.fingerprint)
+    .bind(claim.fingerprint.as_str())
     .bind(i64::from(response.status))
     .bind(&response.body)
     .bind(&response.location)

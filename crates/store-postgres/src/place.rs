@@ -134,7 +134,9 @@ async fn decide(tx: &mut Tx, cmd: &PlaceOrder, session: &Session) -> Result<Deci
         None => None,
     };
     let history = match cmd.rules.guest_reads(&cmd.caller, &cmd.order, cmd.now) {
-        Some(reads) => guest_history(tx.conn(), session, &cmd.order.payload_hash, &reads).await?,
+        Some(reads) => {
+            guest_history(tx.conn(), session, cmd.order.payload_hash.as_str(), &reads).await?
+        }
         None => GuestHistory::default(),
     };
     let snapshot = Snapshot {
@@ -246,7 +248,7 @@ async fn commit(
     inventory::take(tx, shop_id, &moves, &cause).await?;
 
     let order = priced.into_order(cmd.placing(session), ticket_number);
-    orders::insert(tx, &order, &day, &cmd.order.payload_hash).await?;
+    orders::insert(tx, &order, &day, cmd.order.payload_hash.as_str()).await?;
     events::append(
         tx,
         shop_id,

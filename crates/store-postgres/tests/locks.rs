@@ -8,6 +8,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use ordergate_domain::Rejection;
+use ordergate_domain::idempotency::Scope;
 use ordergate_domain::paging::Limit;
 use ordergate_store::{Claim, StaffWrite, Store, StoreError};
 use sqlx::{Connection, PgConnection};
@@ -98,17 +99,19 @@ async fn requests_whose_key_stays_held_elsewhere_are_in_progress() {
     let cmd = guest_order(table.session_id, "phone-1", curry, Duration::from_secs(5));
     let claim = cmd.claim.clone().expect("a guest claim");
     let staff = Claim {
-        scope: format!("staff POST /api/v1/sessions/{}/checkout", table.session_id),
+        scope: Scope::staff_post(&format!("/api/v1/sessions/{}/checkout", table.session_id)),
         ..claim.clone()
     };
 
-    // Another node is still running requests with these keys.
+    // Another node is still running requests with these keys: one of the
+    // versions that built the lock's text in SQL, which this version must
+    // still meet.
     let mut other = holder(&schema).await;
     let mut held = other.begin().await.expect("begin");
     for claim in [&claim, &staff] {
         sqlx::query("select pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))")
-            .bind(&claim.scope)
-            .bind(&claim.key)
+            .bind(claim.scope.as_str())
+            .bind(claim.key.as_str())
             .execute(&mut *held)
             .await
             .expect("take the key");

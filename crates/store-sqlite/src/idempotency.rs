@@ -2,6 +2,7 @@
 //! the write they guard.
 
 use ordergate_domain::Timestamp;
+use ordergate_domain::idempotency::Fingerprint;
 use ordergate_store::{Claim, KeyRecord, StoredResponse};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
@@ -20,17 +21,20 @@ pub(crate) fn record(
             "select fingerprint, status, body, location, expires_at from idempotency_keys
              where scope = ?1 and idempotency_key = ?2 and expires_at > ?3",
         )?
-        .query_row(params![claim.scope, claim.key, millis(now)], |row| {
-            Ok(KeyRecord {
-                fingerprint: row.get(0)?,
-                response: StoredResponse {
-                    status: row.get(1)?,
-                    body: row.get(2)?,
-                    location: row.get(3)?,
-                },
-                expires_at: time(row, 4)?,
-            })
-        })
+        .query_row(
+            params![claim.scope.as_str(), claim.key.as_str(), millis(now)],
+            |row| {
+                Ok(KeyRecord {
+                    fingerprint: Fingerprint::stored(row.get(0)?),
+                    response: StoredResponse {
+                        status: row.get(1)?,
+                        body: row.get(2)?,
+                        location: row.get(3)?,
+                    },
+                    expires_at: time(row, 4)?,
+                })
+            },
+        )
         .optional()?;
     Ok(record)
 }
@@ -54,10 +58,10 @@ pub(crate) fn complete(
              created_at = excluded.created_at, expires_at = excluded.expires_at",
     )?
     .execute(params![
-        claim.scope,
-        claim.key,
+        claim.scope.as_str(),
+        claim.key.as_str(),
         shop_id.map(|id| id.to_string()),
-        claim.fingerprint,
+        claim.fingerprint.as_str(),
         response.status,
         response.body,
         response.location,

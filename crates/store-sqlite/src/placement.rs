@@ -97,7 +97,7 @@ fn decide(conn: &Connection, cmd: &PlaceOrder, session: &Session) -> Result<Deci
         None => None,
     };
     let history = match cmd.rules.guest_reads(&cmd.caller, &cmd.order, cmd.now) {
-        Some(reads) => guest_history(conn, session, &cmd.order.payload_hash, &reads)?,
+        Some(reads) => guest_history(conn, session, cmd.order.payload_hash.as_str(), &reads)?,
         None => GuestHistory::default(),
     };
     let snapshot = Snapshot {
@@ -194,7 +194,7 @@ fn commit(
         )?
         .query_row(params![shop.shop_id.to_string(), day], |row| row.get(0))?;
     let order = priced.into_order(cmd.placing(session), ticket_number);
-    orders::insert(conn, &order, &day, &cmd.order.payload_hash)?;
+    orders::insert(conn, &order, &day, cmd.order.payload_hash.as_str())?;
     events::append(
         conn,
         shop.shop_id,

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use moka::sync::Cache;
 use ordergate_domain::Timestamp;
+use ordergate_domain::idempotency::{Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_store::{Claim, Replay};
 use rusqlite::Connection;
@@ -41,7 +42,7 @@ const ENTRY_OVERHEAD: u32 = 256;
 /// matched), and the session it was read with.
 pub(crate) struct Committed {
     pub(crate) replay: Replay,
-    pub(crate) fingerprint: String,
+    pub(crate) fingerprint: Fingerprint,
     pub(crate) expires_at: Timestamp,
     pub(crate) session: Session,
 }
@@ -52,7 +53,7 @@ struct Entry {
 }
 
 pub(crate) struct ReplayCache {
-    entries: Cache<(String, String), Arc<Entry>>,
+    entries: Cache<(Scope, IdempotencyKey), Arc<Entry>>,
     generation: AtomicU64,
     /// Set by the writer connection's update hook, cleared after the commit.
     sessions_written: Arc<AtomicBool>,

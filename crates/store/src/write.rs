@@ -5,6 +5,7 @@
 use ordergate_domain::Rejection;
 use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::idempotency::{Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::inventory::InventoryItem;
 use ordergate_domain::order::admission::{Admission, Caller, KeyLookup, OrderRules};
 use ordergate_domain::order::placement::NewOrder;
@@ -16,12 +17,10 @@ use uuid::Uuid;
 /// An idempotency key as a write presents it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
-    /// Whose key it is: `session:<id>` for guests, `staff <METHOD> <path>`
-    /// for staff, so equal keys from different scopes never meet.
-    pub scope: String,
-    pub key: String,
-    /// Digest of the request: the same key with another fingerprint is refused.
-    pub fingerprint: String,
+    pub scope: Scope,
+    pub key: IdempotencyKey,
+    /// The same key with another fingerprint is refused.
+    pub fingerprint: Fingerprint,
     /// When the completed record may be forgotten.
     pub expires_at: Timestamp,
 }
@@ -223,7 +222,7 @@ pub struct Replay {
 /// An idempotency key's record as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     pub response: StoredResponse,
     pub expires_at: Timestamp,
 }
@@ -231,8 +230,18 @@ pub struct KeyRecord {
 impl Claim {
     /// Whether a record with this fingerprint and expiry answers this
     /// request: it is live, and the request is the same one.
-    pub fn answered_by(&self, fingerprint: &str, expires_at: Timestamp, now: Timestamp) -> bool {
-        expires_at > now && fingerprint == self.fingerprint
+    pub fn answered_by(
+        &self,
+        fingerprint: &Fingerprint,
+        expires_at: Timestamp,
+        now: Timestamp,
+    ) -> bool {
+        expires_at > now && *fingerprint == self.fingerprint
+    }
+
+    /// The one text for this claim's (scope, key) pair.
+    pub fn scoped_key(&self) -> String {
+        self.scope.with_key(&self.key)
     }
 
     /// What the key's record means for this request.

@@ -5,11 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::Rejection;
+use crate::idempotency::Fingerprint;
 use crate::validation::{FieldErrors, HIDDEN_CHARACTERS, is_hidden};
 
 pub const MAX_LINES: usize = 50;
@@ -48,9 +48,9 @@ pub struct ValidOrder {
     pub note: String,
     pub allow_repeat: bool,
     /// Identifies the request for idempotency: same key, other fingerprint → 422.
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     /// Identifies the items and note alone, for the duplicate-payload rule.
-    pub payload_hash: String,
+    pub payload_hash: Fingerprint,
 }
 
 impl OrderRequest {
@@ -89,12 +89,12 @@ impl OrderRequest {
         // they are what `serde_json::Value` printed for
         // `{"allowRepeat": …, "payload": {"lines": …, "note": …}}` (keys
         // sorted, compact), written out without building the values.
-        let fingerprint = digest(&format!(
+        let fingerprint = Fingerprint::of(&format!(
             r#"{{"allowRepeat":{},"payload":{payload}}}"#,
             self.allow_repeat
         ));
         errors.finish(ValidOrder {
-            payload_hash: digest(&payload),
+            payload_hash: Fingerprint::of(&payload),
             fingerprint,
             lines: self.items,
             note,
@@ -123,10 +123,6 @@ fn canonical_payload(lines: &[LineRequest], note: &str) -> String {
         .map(|((item, toppings), quantity)| (item, quantity, toppings))
         .collect();
     serde_json::to_string(&Canonical { lines, note }).unwrap_or_default()
-}
-
-fn digest(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 #[cfg(test)]
@@ -215,11 +211,11 @@ mod tests {
             true,
         );
         assert_eq!(
-            order.fingerprint,
+            order.fingerprint.as_str(),
             "cab37b70f659302ff0fe1d6cfc0b08ef45d2fc6f86684e16c490aaa732ce1426"
         );
         assert_eq!(
-            order.payload_hash,
+            order.payload_hash.as_str(),
             "15870e2b93234c3d2fa78a8be14f31e4de4f6d29923a86691c1a85c6342f5095"
         );
     }

@@ -116,7 +116,7 @@ use std::time::{Duration, Instant};
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput};
-use ordergate_domain::idempotency::ClientId;
+use ordergate_domain::idempotency::{ClientId, IdempotencyKey, Scope};
 use ordergate_domain::inventory::InventoryUpdate;
 use ordergate_domain::order::admission::{Caller, OrderRules};
 use ordergate_domain::order::{LineRequest, OrderRequest};
@@ -206,8 +206,8 @@ pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -
             client_id: ClientId::parse(Some(client)).expect("a valid client id"),
         },
         claim: Some(Claim {
-            scope: format!("session:{session_id}"),
-            key: Uuid::new_v4().to_string(),
+            scope: Scope::session(session_id),
+            key: IdempotencyKey::generate(),
             fingerprint: order.fingerprint.clone(),
             expires_at: now + chrono::Duration::days(1),
         }),

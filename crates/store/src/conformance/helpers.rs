@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use chrono::Duration;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput, ToppingInput};
-use ordergate_domain::idempotency::ClientId;
+use ordergate_domain::idempotency::{ClientId, Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::inventory::{InventoryItem, InventoryUpdate, StockChange};
 use ordergate_domain::order::admission::{Caller, OrderRules};
 use ordergate_domain::order::{
@@ -312,10 +312,6 @@ pub(super) fn simple_order(item: Uuid, quantity: i64) -> ValidOrder {
     order_of(vec![line(item, quantity, &[])], "", false)
 }
 
-pub(super) fn guest_scope(session_id: Uuid) -> String {
-    format!("session:{session_id}")
-}
-
 /// When the claims of the order checks expire: a day after [`instant`].
 pub(super) fn claim_expiry() -> Timestamp {
     instant() + Duration::days(1)
@@ -324,8 +320,8 @@ pub(super) fn claim_expiry() -> Timestamp {
 /// A fresh key for `order`, scoped to the guest's session.
 pub(super) fn guest_claim(session_id: Uuid, order: &ValidOrder) -> Claim {
     Claim {
-        scope: guest_scope(session_id),
-        key: Uuid::new_v4().to_string(),
+        scope: Scope::session(session_id),
+        key: IdempotencyKey::generate(),
         fingerprint: order.fingerprint.clone(),
         expires_at: claim_expiry(),
     }
@@ -549,9 +545,9 @@ fn caller_client(cmd: &PlaceOrder) -> Option<String> {
 /// `now`, so a backend judges staff claims by its own clock.
 pub(super) fn staff_claim(path: &str, fingerprint: &str) -> Claim {
     Claim {
-        scope: format!("staff POST {path}"),
-        key: Uuid::new_v4().to_string(),
-        fingerprint: fingerprint.to_owned(),
+        scope: Scope::staff_post(path),
+        key: IdempotencyKey::generate(),
+        fingerprint: Fingerprint::of(fingerprint),
         expires_at: ordergate_domain::now() + Duration::days(1),
     }
 }

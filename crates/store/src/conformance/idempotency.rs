@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::Duration;
 use ordergate_domain::Rejection;
+use ordergate_domain::idempotency::Fingerprint;
 use ordergate_domain::inventory::{InventoryItem, Operation};
 use ordergate_domain::session::{Bill, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
@@ -335,7 +336,7 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
         .await);
 
     let other = Claim {
-        fingerprint: "quantity=4".to_owned(),
+        fingerprint: Fingerprint::of("quantity=4"),
         ..claim.clone()
     };
     assert_eq!(
@@ -355,7 +356,7 @@ pub async fn idempotent_key_reused_for_another_request_is_refused(store: &dyn St
 
     // The same key in another scope is another key.
     let cheese = Claim {
-        fingerprint: "quantity=4".to_owned(),
+        fingerprint: Fingerprint::of("quantity=4"),
         ..restock_claim(p.shop_id, p.cheese, "")
     };
     let cheese = Claim {

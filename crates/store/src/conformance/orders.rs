@@ -2,6 +2,7 @@
 //! replays of an `Idempotency-Key`.
 
 use chrono::Duration;
+use ordergate_domain::idempotency::{Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::inventory::Operation;
 use ordergate_domain::order::{OrderSource, OrderStatus};
 use ordergate_domain::session::{Bill, GuestProof, SessionStatus};
@@ -382,7 +383,7 @@ pub async fn order_same_key_in_another_scope_is_another_order(store: &dyn Store)
     let elsewhere = PlaceOrder {
         session_id: next_table.session_id,
         claim: Some(Claim {
-            scope: guest_scope(next_table.session_id),
+            scope: Scope::session(next_table.session_id),
             ..claim.clone()
         }),
         ..retry(&first, t + secs(2))
@@ -396,10 +397,10 @@ pub async fn order_same_key_in_another_scope_is_another_order(store: &dyn Store)
     // The same key from staff at the first table: the staff scope's key.
     let staff = PlaceOrder {
         claim: Some(Claim {
-            scope: format!(
-                "staff POST /api/v1/sessions/{}/staff-orders",
+            scope: Scope::staff_post(&format!(
+                "/api/v1/sessions/{}/staff-orders",
                 session.session_id
-            ),
+            )),
             ..claim.clone()
         }),
         ..staff_order(session.session_id, first.order.clone(), t + secs(3))
@@ -497,11 +498,11 @@ pub async fn staff_orders_skip_the_guest_rules(store: &dyn Store) {
     // A staff key is honoured like a guest's.
     let keyed = PlaceOrder {
         claim: Some(Claim {
-            scope: format!(
-                "staff POST /api/v1/sessions/{}/staff-orders",
+            scope: Scope::staff_post(&format!(
+                "/api/v1/sessions/{}/staff-orders",
                 session.session_id
-            ),
-            key: Uuid::new_v4().to_string(),
+            )),
+            key: IdempotencyKey::generate(),
             fingerprint: order.fingerprint.clone(),
             expires_at: claim_expiry(),
         }),
@@ -546,7 +547,7 @@ pub async fn committed_replay_answers_only_a_completed_matching_request(store: &
     assert_eq!(replay.response, placed.response.clone().replayed());
 
     let other_body = Claim {
-        fingerprint: "another request".into(),
+        fingerprint: Fingerprint::of("another request"),
         ..claim.clone()
     };
     assert_eq!(
@@ -555,7 +556,7 @@ pub async fn committed_replay_answers_only_a_completed_matching_request(store: &
         "a mismatch takes the full path"
     );
     let other_key = Claim {
-        key: Uuid::new_v4().to_string(),
+        key: IdempotencyKey::generate(),
         ..claim.clone()
     };
     assert_eq!(lookup(PIN, other_key, now).await, None);

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use ordergate_domain::Rejection;
 use ordergate_domain::audit::AuditEntry;
-use ordergate_domain::idempotency::{ClientId, IdempotencyKey};
+use ordergate_domain::idempotency::{ClientId, IdempotencyKey, Scope};
 use ordergate_domain::order::admission::Caller;
 use ordergate_domain::order::{Order, OrderRequest};
 use ordergate_domain::paging::Limit;
@@ -142,8 +142,8 @@ async fn place_guest_order(
     };
 
     let claim = Claim {
-        scope: format!("session:{session_id}"),
-        key: key.to_string(),
+        scope: Scope::session(session_id),
+        key,
         fingerprint: order.fingerprint.clone(),
         expires_at: state.settings().idempotency_expiry(now),
     };

@@ -87,7 +87,7 @@ pub(super) async fn place(
     };
     match claim {
         Some(claim) => {
-            let key = format!("{}\n{}", claim.scope, claim.key);
+            let key = claim.scoped_key();
             let wait = state.settings().inflight_wait();
             match state.in_flight().run(key, wait, place_now).await {
                 Some(placed) => placed,
