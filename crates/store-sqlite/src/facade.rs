@@ -1,0 +1,367 @@
+//! The [`Store`] the server calls: each operation one job on the writer
+//! thread (writes) or one read transaction on a reader (reads).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::catalog::{Catalog, CatalogInput};
+use ordergate_domain::events::Event;
+use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::order::admission::KeyLookup;
+use ordergate_domain::order::{Order, OrderStatus, StatusChange};
+use ordergate_domain::paging::Limit;
+use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
+use ordergate_domain::shop::Shop;
+use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::{
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite,
+    Store, StoreResult,
+};
+use uuid::Uuid;
+
+use crate::{
+    SqliteStore, audit, catalog, events, idempotency, inventory, orders, placement, sessions,
+    shops, status, write_audit_backlog,
+};
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> StoreResult<()> {
+        // A read still succeeds on a file that can no longer be written:
+        // ready means an order can commit, so the check is a durable write
+        // that changes nothing (the schema version, rewritten as it is).
+        self.write(|conn| {
+            let version: i64 = conn.query_row("pragma user_version", [], |row| row.get(0))?;
+            conn.pragma_update(None, "user_version", version)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn create_shop(&self, shop: Shop) -> StoreResult<Shop> {
+        self.write(move |tx| {
+            shops::insert(tx, &shop)?;
+            Ok(shop)
+        })
+        .await
+    }
+
+    async fn list_shops(&self) -> StoreResult<Vec<Shop>> {
+        self.read(|tx| shops::list(tx)).await
+    }
+
+    async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
+        self.read(move |tx| shops::find(tx, shop_id)).await
+    }
+
+    async fn put_catalog(
+        &self,
+        shop_id: Uuid,
+        input: CatalogInput,
+        now: Timestamp,
+    ) -> StoreResult<Catalog> {
+        self.write(move |tx| catalog::put(tx, shop_id, input, now))
+            .await
+    }
+
+    async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog> {
+        self.read(move |tx| {
+            shops::require(tx, shop_id)?;
+            catalog::get(tx, shop_id)
+        })
+        .await
+    }
+
+    async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource> {
+        self.read(move |tx| {
+            let shop = shops::require(tx, shop_id)?;
+            let catalog = catalog::get(tx, shop_id)?;
+            if !catalog.is_published() {
+                return Err(Rejection::CatalogNotReady.into());
+            }
+            Ok(MenuSource {
+                shop,
+                catalog,
+                inventory: inventory::list(tx, shop_id)?,
+            })
+        })
+        .await
+    }
+
+    async fn list_inventory(&self, shop_id: Uuid) -> StoreResult<Vec<InventoryItem>> {
+        self.read(move |tx| {
+            shops::require(tx, shop_id)?;
+            inventory::list(tx, shop_id)
+        })
+        .await
+    }
+
+    async fn update_inventory(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        change: StockChange,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.write(move |tx| inventory::update(tx, shop_id, item_id, &change, &actor, now))
+            .await
+    }
+
+    async fn restock(
+        &self,
+        shop_id: Uuid,
+        item_id: Uuid,
+        quantity: i64,
+        actor: &str,
+        now: Timestamp,
+    ) -> StoreResult<InventoryItem> {
+        let actor = actor.to_owned();
+        self.write(move |tx| inventory::restock(tx, shop_id, item_id, quantity, &actor, now))
+            .await
+    }
+
+    async fn inventory_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<LogEntry>> {
+        self.read(move |tx| inventory::log(tx, shop_id, limit))
+            .await
+    }
+
+    async fn open_session(&self, session: Session) -> StoreResult<Session> {
+        self.write(move |tx| {
+            sessions::open(tx, &session)?;
+            Ok(session)
+        })
+        .await
+    }
+
+    async fn list_sessions(
+        &self,
+        shop_id: Uuid,
+        status: Option<SessionStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Session>> {
+        self.read(move |tx| sessions::list(tx, shop_id, status, limit))
+            .await
+    }
+
+    async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>> {
+        self.read(move |tx| sessions::find(tx, session_id)).await
+    }
+
+    async fn verify_pin(
+        &self,
+        session_id: Uuid,
+        given: Option<&str>,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<PinOutcome> {
+        let given = given.map(str::to_owned);
+        self.write(move |tx| sessions::verify_pin(tx, session_id, given.as_deref(), policy, now))
+            .await
+    }
+
+    async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill> {
+        self.write(move |tx| sessions::checkout(tx, session_id, now))
+            .await
+    }
+
+    async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session> {
+        self.write(move |tx| sessions::unlock_pin(tx, session_id))
+            .await
+    }
+
+    async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome> {
+        self.write(move |tx| sessions::grant_guest_access(tx, &grant))
+            .await
+    }
+
+    async fn guest_token_session(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<Session>> {
+        let token_digest = token_digest.to_owned();
+        self.read(move |tx| sessions::guest_token_session(tx, &token_digest, now))
+            .await
+    }
+
+    async fn staff_write(
+        &self,
+        write: StaffWrite,
+        claim: Option<Claim>,
+        now: Timestamp,
+    ) -> StoreResult<Answer> {
+        self.write(move |conn| {
+            if let Some(claim) = &claim {
+                match claim.judge(idempotency::record(conn, claim, now)?, now) {
+                    KeyLookup::Absent => {}
+                    KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
+                    KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
+                }
+            }
+            let (shop_id, response) = match write {
+                StaffWrite::CreateShop(shop, render) => {
+                    shops::insert(conn, &shop)?;
+                    (shop.shop_id, render(&shop))
+                }
+                StaffWrite::OpenSession(session, render) => {
+                    sessions::open(conn, &session)?;
+                    (session.shop_id, render(&session))
+                }
+                StaffWrite::Restock {
+                    shop_id,
+                    item_id,
+                    quantity,
+                    actor,
+                    now,
+                    render,
+                } => {
+                    let item = inventory::restock(conn, shop_id, item_id, quantity, &actor, now)?;
+                    (shop_id, render(&item))
+                }
+                StaffWrite::Checkout {
+                    session_id,
+                    now,
+                    render,
+                } => {
+                    let bill = sessions::checkout(conn, session_id, now)?;
+                    (sessions::shop_of(conn, session_id)?, render(&bill))
+                }
+                StaffWrite::SetOrderStatus {
+                    order_id,
+                    change,
+                    now,
+                    render,
+                } => {
+                    let order = status::set_status(conn, order_id, &change, now)?;
+                    (order.shop_id, render(&order))
+                }
+            };
+            if let Some(claim) = &claim {
+                idempotency::complete(conn, claim, Some(shop_id), &response, now)?;
+            }
+            Ok(Answer::Fresh(response))
+        })
+        .await
+    }
+
+    async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
+        self.write(move |conn| placement::place(conn, &order)).await
+    }
+
+    async fn set_order_status(
+        &self,
+        order_id: Uuid,
+        change: StatusChange,
+        now: Timestamp,
+    ) -> StoreResult<Order> {
+        self.write(move |conn| status::set_status(conn, order_id, &change, now))
+            .await
+    }
+
+    async fn shop_orders(
+        &self,
+        shop_id: Uuid,
+        statuses: Vec<OrderStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<Order>> {
+        self.read(move |tx| orders::of_shop(tx, shop_id, &statuses, limit))
+            .await
+    }
+
+    async fn events_after(
+        &self,
+        shop_id: Uuid,
+        after: i64,
+        limit: Limit,
+    ) -> StoreResult<Vec<Event>> {
+        self.read(move |tx| events::after(tx, shop_id, after, limit))
+            .await
+    }
+
+    async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64> {
+        self.read(move |tx| events::last_id(tx, shop_id)).await
+    }
+
+    fn set_change_listener(&self, listener: ChangeListener) {
+        self.writer.set_listener(listener);
+    }
+
+    async fn committed_replay(
+        &self,
+        session_id: Uuid,
+        proof: &GuestProof,
+        claim: &Claim,
+        policy: PinPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Replay>> {
+        if let Some(replay) = self.replays.find(session_id, proof, claim, policy, now) {
+            return Ok(Some(replay));
+        }
+        let generation = self.replays.generation();
+        let (proof, read_claim) = (proof.clone(), claim.clone());
+        let committed = self
+            .read(move |tx| {
+                placement::committed_replay(tx, session_id, &proof, &read_claim, policy, now)
+            })
+            .await?;
+        Ok(committed.map(|committed| {
+            let replay = committed.replay.clone();
+            self.replays.remember(claim, committed, generation);
+            replay
+        }))
+    }
+
+    async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
+        // Entries gather in the backlog; the first one into an empty backlog
+        // queues the write that takes all there are by the time it runs.
+        // One queued job per batch instead of one per replay: the job, its
+        // savepoint and the writer's wake-up cost more than the row.
+        let first = {
+            let mut backlog = self.audit_backlog.lock().unwrap_or_else(|e| e.into_inner());
+            backlog.push(entry);
+            backlog.len() == 1
+        };
+        if !first {
+            return Ok(());
+        }
+        let backlog = Arc::clone(&self.audit_backlog);
+        self.writer
+            .submit(move |conn| write_audit_backlog(conn, &backlog))
+            .await
+    }
+
+    async fn audit_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<AuditEntry>> {
+        // Through the writer's queue, behind every audit row queued before,
+        // and with the backlog written first: whoever recorded a row reads it.
+        let backlog = Arc::clone(&self.audit_backlog);
+        self.write(move |conn| {
+            write_audit_backlog(conn, &backlog)?;
+            audit::list(conn, shop_id, limit)
+        })
+        .await
+    }
+
+    async fn session_orders(&self, session_id: Uuid, limit: Limit) -> StoreResult<Vec<Order>> {
+        self.read(move |tx| orders::of_session(tx, session_id, true, Some(limit)))
+            .await
+    }
+
+    async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>> {
+        self.read(move |tx| orders::find(tx, order_id)).await
+    }
+
+    async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
+        self.write(move |conn| {
+            Ok(idempotency::purge(conn, now)? + sessions::purge_expired_tokens(conn, now)?)
+        })
+        .await
+    }
+
+    async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
+        self.write(move |conn| audit::purge(conn, before, batch))
+            .await
+    }
+}
