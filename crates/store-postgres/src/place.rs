@@ -258,7 +258,7 @@ async fn commit(
         cmd.now,
     )
     .await?;
-    let placed = Placed::fresh(&order)?;
+    let placed = Placed::fresh(&order, cmd.receipt);
     if let Some(claim) = &cmd.claim {
         idempotency::complete(tx, claim, Some(shop_id), &placed.response, cmd.now).await?;
     }

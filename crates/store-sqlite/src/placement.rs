@@ -203,7 +203,7 @@ fn commit(
         &order,
         cmd.now,
     )?;
-    let placed = Placed::fresh(&order)?;
+    let placed = Placed::fresh(&order, cmd.receipt);
     if let Some(claim) = &cmd.claim {
         idempotency::complete(conn, claim, Some(shop.shop_id), &placed.response, cmd.now)?;
     }

@@ -212,6 +212,7 @@ pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -
             expires_at: now + chrono::Duration::days(1),
         }),
         order,
+        receipt: ordergate_store::conformance::receipt,
         rules: OrderRules {
             pin_policy: PinPolicy {
                 max_failures: 5,

@@ -327,6 +327,20 @@ pub(super) fn guest_claim(session_id: Uuid, order: &ValidOrder) -> Claim {
     }
 }
 
+/// An order's answer as the server renders it (201, the order with its
+/// replay flag, its location): what stores keep for replays.
+pub fn receipt(order: &Order) -> StoredResponse {
+    StoredResponse {
+        status: 201,
+        body: serde_json::to_string(&OrderReceipt {
+            order,
+            idempotent_replay: false,
+        })
+        .expect("an order serialises"),
+        location: Some(format!("/api/v1/orders/{}", order.order_id)),
+    }
+}
+
 /// A guest order POST with a fresh key, under the contract's default rules.
 pub(super) fn guest_order(
     session_id: Uuid,
@@ -341,6 +355,7 @@ pub(super) fn guest_order(
         claim: Some(guest_claim(session_id, &order)),
         order,
         rules: order_rules(),
+        receipt,
         request_id: format!("req-{}", Uuid::new_v4()),
         now,
     }
@@ -370,6 +385,7 @@ pub(super) fn staff_order(session_id: Uuid, order: ValidOrder, now: Timestamp) -
         claim: None,
         order,
         rules: order_rules(),
+        receipt,
         request_id: format!("req-{}", Uuid::new_v4()),
         now,
     }

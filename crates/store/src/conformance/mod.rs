@@ -56,6 +56,7 @@ pub use audit::*;
 pub use catalog::*;
 pub use concurrency::*;
 pub use guest_access::*;
+pub use helpers::receipt;
 pub use idempotency::*;
 pub use inventory::*;
 pub use kitchen::*;

@@ -4,12 +4,14 @@
 
 use std::time::Instant;
 
+use axum::http::StatusCode;
+
 use ordergate_domain::Rejection;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::idempotency::ClientId;
-use ordergate_domain::order::ValidOrder;
 use ordergate_domain::order::admission::Caller;
-use ordergate_store::{Claim, PlaceOrder};
+use ordergate_domain::order::{Order, OrderReceipt, ValidOrder};
+use ordergate_store::{Claim, PlaceOrder, StoredResponse};
 use uuid::Uuid;
 
 use crate::app::AppState;
@@ -55,6 +57,7 @@ pub(super) async fn place(
         claim: claim.clone(),
         order,
         rules: state.settings().order_rules(busy_deadline),
+        receipt,
         request_id: request_id.to_owned(),
         now: state.now(),
     };
@@ -142,4 +145,85 @@ async fn committed_replay(
         response: replay.response,
         replayed: true,
     }))
+}
+
+/// The answer to a placed order, stored with its key: 201, the order with
+/// `"idempotentReplay": false` (a replay flips it), and its location.
+fn receipt(order: &Order) -> StoredResponse {
+    Sent::render(
+        StatusCode::CREATED,
+        &OrderReceipt {
+            order,
+            idempotent_replay: false,
+        },
+        Some(format!("/api/v1/orders/{}", order.order_id)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use ordergate_domain::order::{LineTopping, OrderLine, OrderSource, OrderStatus};
+
+    use super::*;
+
+    /// A receipt exactly as every release so far stored it. A retry after
+    /// an upgrade replays the stored bytes: a change here would answer the
+    /// same order differently on either side of the upgrade.
+    const STORED_RECEIPT: &str = concat!(
+        r#"{"orderId":"01930000-0000-7000-8000-000000000001","#,
+        r#""shopId":"00000000-0000-0000-0000-000000000002","#,
+        r#""sessionId":"00000000-0000-0000-0000-000000000003","#,
+        r#""tableLabel":"T4","ticketNumber":17,"status":"placed","source":"guest","#,
+        r#""clientId":"phone-1","items":[{"menuItemId":"00000000-0000-0000-0000-000000000004","#,
+        r#""name":"Katsu curry","unitPrice":1100,"quantity":2,"toppings":[{"#,
+        r#""toppingId":"00000000-0000-0000-0000-000000000005","name":"Egg","price":100}],"#,
+        r#""lineTotal":2200}],"note":"no onions","total":2200,"#,
+        r#""createdAt":"2026-12-01T12:00:00.123Z","version":1,"idempotentReplay":false}"#
+    );
+
+    fn golden_order() -> Order {
+        Order {
+            order_id: Uuid::from_u128(0x0193_0000_0000_7000_8000_0000_0000_0001),
+            shop_id: Uuid::from_u128(2),
+            session_id: Uuid::from_u128(3),
+            table_label: "T4".into(),
+            ticket_number: 17,
+            status: OrderStatus::Placed,
+            source: OrderSource::Guest,
+            client_id: Some("phone-1".into()),
+            items: vec![OrderLine {
+                menu_item_id: Uuid::from_u128(4),
+                name: "Katsu curry".into(),
+                unit_price: 1100,
+                quantity: 2,
+                toppings: vec![LineTopping {
+                    topping_id: Uuid::from_u128(5),
+                    name: "Egg".into(),
+                    price: 100,
+                }],
+                line_total: 2200,
+            }],
+            note: "no onions".into(),
+            total: 2200,
+            created_at: "2026-12-01T12:00:00.123Z".parse().unwrap(),
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn a_placed_order_stores_the_receipt_format_of_every_release() {
+        let response = receipt(&golden_order());
+        assert_eq!(response.body, STORED_RECEIPT);
+        assert_eq!(response.status, 201);
+        assert_eq!(
+            response.location.as_deref(),
+            Some("/api/v1/orders/01930000-0000-7000-8000-000000000001")
+        );
+        let replay = response.replayed();
+        assert_eq!(
+            replay.body,
+            STORED_RECEIPT.replace(r#""idempotentReplay":false"#, r#""idempotentReplay":true"#)
+        );
+        assert_eq!(replay.order_id().unwrap(), golden_order().order_id);
+    }
 }
