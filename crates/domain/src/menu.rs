@@ -135,7 +135,7 @@ mod tests {
             shop_id: Uuid::new_v4(),
             name: "Diner".into(),
             currency: "USD".into(),
-            timezone: "UTC".into(),
+            timezone: crate::shop::ShopTimeZone::UTC,
             created_at: now,
         };
         let (curry, soup, cheese) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());

@@ -27,8 +27,38 @@ pub struct Shop {
     pub shop_id: Uuid,
     pub name: String,
     pub currency: String,
-    pub timezone: String,
+    #[schema(value_type = String, example = "Asia/Tokyo")]
+    pub timezone: ShopTimeZone,
     pub created_at: DateTime<Utc>,
+}
+
+/// A shop's IANA time zone, checked when the shop is created: its days
+/// (ticket numbers restart at its midnight) are counted in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShopTimeZone(chrono_tz::Tz);
+
+impl ShopTimeZone {
+    pub const UTC: ShopTimeZone = ShopTimeZone(chrono_tz::UTC);
+
+    /// `None` for a name that is not an IANA time zone.
+    pub fn parse(name: &str) -> Option<ShopTimeZone> {
+        name.parse().ok().map(ShopTimeZone)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    /// The shop's local date at `at`, as `YYYY-MM-DD`.
+    pub fn day_of(self, at: Timestamp) -> String {
+        at.with_timezone(&self.0).format("%Y-%m-%d").to_string()
+    }
+}
+
+impl Serialize for ShopTimeZone {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
 }
 
 impl NewShop {
@@ -41,13 +71,16 @@ impl NewShop {
                 "must be an ISO 4217 currency code such as JPY or USD",
             );
         }
-        let timezone = self.timezone.unwrap_or_else(|| "UTC".to_owned());
-        if timezone.parse::<chrono_tz::Tz>().is_err() {
-            errors.push(
-                "timezone",
-                "must be an IANA time zone name such as Asia/Tokyo",
-            );
-        }
+        let timezone = match self.timezone.as_deref() {
+            None => ShopTimeZone::UTC,
+            Some(name) => ShopTimeZone::parse(name).unwrap_or_else(|| {
+                errors.push(
+                    "timezone",
+                    "must be an IANA time zone name such as Asia/Tokyo",
+                );
+                ShopTimeZone::UTC
+            }),
+        };
         errors.finish(Shop {
             shop_id,
             name: self.name.trim().to_owned(),
@@ -76,7 +109,24 @@ mod tests {
             .validate(Uuid::nil(), crate::now())
             .unwrap();
         assert_eq!(shop.name, "Sakura Diner");
-        assert_eq!(shop.timezone, "UTC");
+        assert_eq!(shop.timezone, ShopTimeZone::UTC);
+        assert_eq!(
+            serde_json::to_value(&shop).unwrap()["timezone"],
+            "UTC",
+            "sent as its name"
+        );
+    }
+
+    #[test]
+    fn a_shop_day_is_its_local_date() {
+        let at: Timestamp = "2026-11-30T20:30:00Z".parse().unwrap();
+        assert_eq!(ShopTimeZone::UTC.day_of(at), "2026-11-30");
+        let tokyo = ShopTimeZone::parse("Asia/Tokyo").unwrap();
+        assert_eq!(
+            (tokyo.name(), tokyo.day_of(at).as_str()),
+            ("Asia/Tokyo", "2026-12-01")
+        );
+        assert_eq!(ShopTimeZone::parse("Mars/Olympus"), None);
     }
 
     #[test]

@@ -14,14 +14,15 @@ use ordergate_domain::events::ORDER_PLACED;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
-use ordergate_domain::order::ticket_day;
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
+use ordergate_domain::shop::ShopTimeZone;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{Claim, Decided, Ordered, PlaceOrder, Placed, Replay};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
+use crate::codec::name;
 use crate::error::{PgError, is_lock_timeout};
 use crate::idempotency;
 use crate::inventory;
@@ -207,10 +208,10 @@ async fn commit(
     session: &Session,
 ) -> Result<Result<Placed, Rejection>, PgError> {
     let shop_id = session.shop_id;
-    let (timezone, catalog_version): (String, i64) =
+    let (timezone, catalog_version): (ShopTimeZone, i64) =
         sqlx::query("select timezone, catalog_version from shops where shop_id = $1")
             .bind(shop_id)
-            .try_map(|row: PgRow| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .try_map(|row: PgRow| Ok((name(&row, 0, ShopTimeZone::parse)?, row.try_get(1)?)))
             .fetch_optional(tx.conn())
             .await?
             .ok_or(Rejection::NotFound("shop"))?;
@@ -228,7 +229,7 @@ async fn commit(
 
     // The ticket before the stock: its counter is locked before the event
     // counter, as in every transaction (see `events::append`).
-    let day = ticket_day(cmd.now, &timezone);
+    let day = timezone.day_of(cmd.now);
     let ticket_number: i64 = sqlx::query_scalar(
         "insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, $2, 1)
          on conflict (shop_id, ticket_day)

@@ -1,9 +1,10 @@
 use ordergate_domain::Rejection;
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopTimeZone};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
+use crate::codec::name;
 use crate::error::PgError;
 
 fn from_row(row: PgRow) -> sqlx::Result<Shop> {
@@ -11,7 +12,7 @@ fn from_row(row: PgRow) -> sqlx::Result<Shop> {
         shop_id: row.try_get(0)?,
         name: row.try_get(1)?,
         currency: row.try_get(2)?,
-        timezone: row.try_get(3)?,
+        timezone: name(&row, 3, ShopTimeZone::parse)?,
         created_at: row.try_get(4)?,
     })
 }
@@ -24,7 +25,7 @@ pub(crate) async fn insert(conn: &mut PgConnection, shop: &Shop) -> Result<(), P
     .bind(shop.shop_id)
     .bind(&shop.name)
     .bind(&shop.currency)
-    .bind(&shop.timezone)
+    .bind(shop.timezone.name())
     .bind(shop.created_at)
     .execute(conn)
     .await?;

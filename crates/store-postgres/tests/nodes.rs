@@ -180,7 +180,7 @@ async fn changes_are_heard_here_before_the_write_returns_and_on_other_nodes_soon
         shop_id: uuid::Uuid::new_v4(),
         name: "Kissa".into(),
         currency: "JPY".into(),
-        timezone: "UTC".into(),
+        timezone: ordergate_domain::shop::ShopTimeZone::UTC,
         created_at: ordergate_domain::now(),
     };
     here.create_shop(quiet.clone()).await.expect("create");

@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use ordergate_domain::events::ORDER_PLACED;
 use ordergate_domain::inventory::{Cause, Operation};
+use ordergate_domain::order::ItemLookup;
 use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
-use ordergate_domain::order::{ItemLookup, ticket_day};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{Claim, Decided, Ordered, PlaceOrder, Placed, Replay};
@@ -185,7 +185,7 @@ fn commit(
     };
     inventory::apply_moves(conn, shop.shop_id, &moves, &cause)?;
 
-    let day = ticket_day(cmd.now, &shop.timezone);
+    let day = shop.timezone.day_of(cmd.now);
     let ticket_number: i64 = conn
         .prepare_cached(
             "insert into ticket_counters (shop_id, ticket_day, last_number) values (?1, ?2, 1)

@@ -1,9 +1,9 @@
 use ordergate_domain::Rejection;
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopTimeZone};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
-use crate::codec::{millis, time, uuid};
+use crate::codec::{millis, name, time, uuid};
 use crate::error::SqliteError;
 
 const COLUMNS: &str = "shop_id, name, currency, timezone, created_at";
@@ -13,7 +13,7 @@ fn from_row(row: &Row) -> rusqlite::Result<Shop> {
         shop_id: uuid(row, 0)?,
         name: row.get(1)?,
         currency: row.get(2)?,
-        timezone: row.get(3)?,
+        timezone: name(row, 3, ShopTimeZone::parse)?,
         created_at: time(row, 4)?,
     })
 }
@@ -26,7 +26,7 @@ pub(crate) fn insert(conn: &Connection, shop: &Shop) -> Result<(), SqliteError> 
             shop.shop_id.to_string(),
             shop.name,
             shop.currency,
-            shop.timezone,
+            shop.timezone.name(),
             millis(shop.created_at)
         ],
     )?;

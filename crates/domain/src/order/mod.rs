@@ -14,7 +14,7 @@ use uuid::Uuid;
 pub use pricing::{ItemLookup, Shortage, price_lines, stock_needed};
 pub use request::{LineRequest, MAX_LINES, MAX_NOTE_CHARS, MAX_QUANTITY, OrderRequest, ValidOrder};
 
-use crate::{Rejection, Timestamp};
+use crate::Rejection;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -198,12 +198,6 @@ impl StatusChange {
     }
 }
 
-/// The day a ticket number counts in: the shop's local date.
-pub fn ticket_day(now: Timestamp, timezone: &str) -> String {
-    let tz: chrono_tz::Tz = timezone.parse().unwrap_or(chrono_tz::UTC);
-    now.with_timezone(&tz).format("%Y-%m-%d").to_string()
-}
-
 /// The response body of an order POST; `idempotentReplay` tells a client
 /// that retried whether this answer is the original or its replay.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -297,12 +291,5 @@ mod tests {
         );
         let moved = order.moved_to(Ready);
         assert_eq!((moved.status, moved.version), (Ready, 4));
-    }
-
-    #[test]
-    fn ticket_days_follow_the_shop_clock() {
-        let now: Timestamp = "2026-11-30T20:30:00Z".parse().unwrap();
-        assert_eq!(ticket_day(now, "UTC"), "2026-11-30");
-        assert_eq!(ticket_day(now, "Asia/Tokyo"), "2026-12-01");
     }
 }

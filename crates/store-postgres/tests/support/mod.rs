@@ -133,7 +133,7 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
         shop_id: Uuid::new_v4(),
         name: "Sakura Diner".into(),
         currency: "JPY".into(),
-        timezone: "Asia/Tokyo".into(),
+        timezone: ordergate_domain::shop::ShopTimeZone::parse("Asia/Tokyo").expect("a time zone"),
         created_at: now,
     };
     store.create_shop(shop.clone()).await.expect("create shop");

@@ -15,7 +15,7 @@ use ordergate_domain::order::{
 };
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{GuestProof, PinPolicy, Session, SessionStatus};
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopTimeZone};
 use ordergate_domain::validation::FieldError;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
@@ -71,7 +71,7 @@ pub(super) fn shop_named(name: &str, created_at: Timestamp) -> Shop {
         shop_id: Uuid::new_v4(),
         name: name.to_owned(),
         currency: "JPY".to_owned(),
-        timezone: "Asia/Tokyo".to_owned(),
+        timezone: ShopTimeZone::parse("Asia/Tokyo").expect("a time zone"),
         created_at,
     }
 }
@@ -136,7 +136,7 @@ pub(super) async fn published(store: &dyn Store) -> Published {
 pub(super) async fn published_in(store: &dyn Store, timezone: &str) -> Published {
     let shop = ok(store
         .create_shop(Shop {
-            timezone: timezone.to_owned(),
+            timezone: ShopTimeZone::parse(timezone).expect("a time zone"),
             ..shop_named("Sakura Diner", ordergate_domain::now())
         })
         .await);

@@ -1,6 +1,6 @@
 //! Shops checks.
 
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopTimeZone};
 use uuid::Uuid;
 
 use crate::Store;
@@ -17,7 +17,7 @@ pub async fn shops_round_trip_through_create_get_and_list(store: &dyn Store) {
     let sakura = shop_named("Sakura Diner", ordergate_domain::now());
     let kissa = Shop {
         currency: "USD".to_owned(),
-        timezone: "America/New_York".to_owned(),
+        timezone: ShopTimeZone::parse("America/New_York").expect("a time zone"),
         ..shop_named("喫茶 ひだまり", instant())
     };
     assert_eq!(ok(store.create_shop(sakura.clone()).await), sakura);
