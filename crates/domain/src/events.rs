@@ -11,18 +11,47 @@ use crate::Timestamp;
 use crate::inventory::StockLevel;
 use crate::session::{Session, SessionStatus};
 
-pub const ORDER_PLACED: &str = "order.placed";
-pub const ORDER_UPDATED: &str = "order.updated";
-pub const STOCK_CHANGED: &str = "stock.changed";
-pub const SESSION_OPENED: &str = "session.opened";
-pub const SESSION_CLOSED: &str = "session.closed";
+/// What an event announces; its name is what streams send as the SSE
+/// `event:` and what the log stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    OrderPlaced,
+    OrderUpdated,
+    StockChanged,
+    SessionOpened,
+    SessionClosed,
+}
+
+impl EventType {
+    pub const ALL: [EventType; 5] = [
+        EventType::OrderPlaced,
+        EventType::OrderUpdated,
+        EventType::StockChanged,
+        EventType::SessionOpened,
+        EventType::SessionClosed,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EventType::OrderPlaced => "order.placed",
+            EventType::OrderUpdated => "order.updated",
+            EventType::StockChanged => "stock.changed",
+            EventType::SessionOpened => "session.opened",
+            EventType::SessionClosed => "session.closed",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
 
 /// One event as logged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     /// Strictly increasing per shop.
     pub event_id: i64,
-    pub event_type: String,
+    pub event_type: EventType,
     /// The session an order or session event belongs to (guests see only theirs).
     pub session_id: Option<Uuid>,
     /// The JSON payload.
@@ -33,7 +62,7 @@ impl Event {
     /// Whether the guests of `session_id` may see this event: their own
     /// session's orders and session changes, and every stock change.
     pub fn visible_to_session(&self, session_id: Uuid) -> bool {
-        self.event_type == STOCK_CHANGED || self.session_id == Some(session_id)
+        self.event_type == EventType::StockChanged || self.session_id == Some(session_id)
     }
 }
 
@@ -81,5 +110,29 @@ impl From<&Session> for SessionChanged {
             opened_at: session.opened_at,
             closed_at: session.closed_at,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_types_keep_their_stored_names() {
+        let names: Vec<_> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "order.placed",
+                "order.updated",
+                "stock.changed",
+                "session.opened",
+                "session.closed"
+            ]
+        );
+        for event_type in EventType::ALL {
+            assert_eq!(EventType::parse(event_type.as_str()), Some(event_type));
+        }
+        assert_eq!(EventType::parse("order.deleted"), None);
     }
 }

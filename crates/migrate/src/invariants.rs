@@ -5,10 +5,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use anyhow::{Context, Result};
-use ordergate_domain::events::ORDER_PLACED;
+use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::Operation;
 use ordergate_domain::order::OrderStatus;
 use uuid::Uuid;
+
+/// As the event log stores it, for the SQL and the messages below.
+const ORDER_PLACED: &str = EventType::OrderPlaced.as_str();
 
 use crate::db::{Db, Val};
 use crate::report;

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use ordergate_domain::events::Event;
+use ordergate_domain::events::{Event, EventType};
 use ordergate_domain::paging::Limit;
 use ordergate_store::{Store, StoreResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -49,14 +49,14 @@ impl Frame {
     fn new(event: &Event) -> Frame {
         let wire = SseEvent {
             id: event.event_id,
-            event: &event.event_type,
+            event: event.event_type.as_str(),
             data: &event.data,
         };
         Frame {
             event_id: event.event_id,
             session_id: event.session_id,
-            is_stock: event.event_type == ordergate_domain::events::STOCK_CHANGED,
-            closes_session: event.event_type == ordergate_domain::events::SESSION_CLOSED,
+            is_stock: event.event_type == EventType::StockChanged,
+            closes_session: event.event_type == EventType::SessionClosed,
             bytes: wire.encode(),
         }
     }

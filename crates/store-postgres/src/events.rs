@@ -1,13 +1,14 @@
 //! The per-shop event log the kitchen streams from.
 
 use ordergate_domain::Timestamp;
-use ordergate_domain::events::Event;
+use ordergate_domain::events::{Event, EventType};
 use ordergate_domain::paging::Limit;
 use ordergate_store::Change;
 use sqlx::Row;
 use sqlx::postgres::PgConnection;
 use uuid::Uuid;
 
+use crate::codec::name;
 use crate::error::PgError;
 use crate::tx::Tx;
 
@@ -22,7 +23,7 @@ use crate::tx::Tx;
 pub(crate) async fn append(
     tx: &mut Tx,
     shop_id: Uuid,
-    event_type: &str,
+    event_type: EventType,
     session_id: Option<Uuid>,
     data: &impl serde::Serialize,
     now: Timestamp,
@@ -42,7 +43,7 @@ pub(crate) async fn append(
     )
     .bind(shop_id)
     .bind(event_id)
-    .bind(event_type)
+    .bind(event_type.as_str())
     .bind(session_id)
     .bind(data)
     .bind(now)
@@ -68,7 +69,7 @@ pub(crate) async fn after(
     .try_map(|row| {
         Ok(Event {
             event_id: row.try_get(0)?,
-            event_type: row.try_get(1)?,
+            event_type: name(&row, 1, EventType::parse)?,
             session_id: row.try_get(2)?,
             data: row.try_get(3)?,
         })

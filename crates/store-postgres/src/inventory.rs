@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use ordergate_domain::catalog::ItemKind;
-use ordergate_domain::events::{STOCK_CHANGED, StockChanged};
+use ordergate_domain::events::{EventType, StockChanged};
 use ordergate_domain::inventory::{
     self, Cause, InventoryItem, LogEntry, Operation, StockChange, StockLevel, StockMove,
 };
@@ -214,7 +214,15 @@ async fn record(
         append_log(tx.conn(), shop_id, &entry).await?;
     }
     let changed = StockChanged::new(item_id, after, cause.now);
-    events::append(tx, shop_id, STOCK_CHANGED, None, &changed, cause.now).await?;
+    events::append(
+        tx,
+        shop_id,
+        EventType::StockChanged,
+        None,
+        &changed,
+        cause.now,
+    )
+    .await?;
     tx.note(Change::Stock(shop_id));
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use ordergate_domain::Rejection;
 use ordergate_domain::Timestamp;
-use ordergate_domain::events::ORDER_UPDATED;
+use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation, put_back};
 use ordergate_domain::order::{Order, OrderSource, OrderStatus, StatusChange, Transition};
 use ordergate_domain::paging::Limit;
@@ -171,7 +171,7 @@ pub(crate) async fn set_status(
     events::append(
         tx,
         order.shop_id,
-        ORDER_UPDATED,
+        EventType::OrderUpdated,
         Some(order.session_id),
         &order,
         now,

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use ordergate_domain::events::ORDER_PLACED;
+use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
@@ -253,7 +253,7 @@ async fn commit(
     events::append(
         tx,
         shop_id,
-        ORDER_PLACED,
+        EventType::OrderPlaced,
         Some(session.session_id),
         &order,
         cmd.now,

@@ -1,7 +1,7 @@
 //! Table sessions: opening (one active session per table), PIN attempts,
 //! guest tokens, unlocking, checkout.
 
-use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
+use ordergate_domain::events::{EventType, SessionChanged};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::PinOutcome;
 use ordergate_domain::session::{Bill, PinFailures, PinPolicy, Session, SessionStatus};
@@ -80,7 +80,7 @@ pub(crate) async fn open(tx: &mut Tx, session: &Session) -> Result<(), PgError> 
     events::append(
         tx,
         session.shop_id,
-        SESSION_OPENED,
+        EventType::SessionOpened,
         Some(session.session_id),
         &opened,
         session.opened_at,
@@ -282,7 +282,7 @@ pub(crate) async fn checkout(
             events::append(
                 tx,
                 session.shop_id,
-                SESSION_CLOSED,
+                EventType::SessionClosed,
                 Some(session_id),
                 &closed,
                 now,

@@ -129,7 +129,7 @@ async fn two_nodes_place_one_order_per_key_and_never_oversell() {
     assert_eq!(ids, (1..=ids.len() as i64).collect::<Vec<_>>());
     let stocks: Vec<i64> = events
         .iter()
-        .filter(|e| e.event_type == "stock.changed")
+        .filter(|e| e.event_type == ordergate_domain::events::EventType::StockChanged)
         .map(|e| {
             let data: serde_json::Value = serde_json::from_str(&e.data).expect("JSON");
             data["stock"].as_i64().expect("tracked")

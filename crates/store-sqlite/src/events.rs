@@ -4,13 +4,13 @@
 use std::cell::RefCell;
 
 use ordergate_domain::Timestamp;
-use ordergate_domain::events::Event;
+use ordergate_domain::events::{Event, EventType};
 use ordergate_domain::paging::Limit;
 use ordergate_store::Change;
 use rusqlite::{Connection, params};
 use uuid::Uuid;
 
-use crate::codec::{millis, opt_uuid};
+use crate::codec::{millis, name, opt_uuid};
 use crate::error::SqliteError;
 
 thread_local! {
@@ -40,7 +40,7 @@ pub(crate) fn take_noted() -> Vec<Change> {
 pub(crate) fn append(
     conn: &Connection,
     shop_id: Uuid,
-    event_type: &str,
+    event_type: EventType,
     session_id: Option<Uuid>,
     data: &impl serde::Serialize,
     now: Timestamp,
@@ -56,7 +56,7 @@ pub(crate) fn append(
     .execute(params![
         shop,
         event_id,
-        event_type,
+        event_type.as_str(),
         session_id.map(|id| id.to_string()),
         serde_json::to_string(data)?,
         millis(now)
@@ -79,7 +79,7 @@ pub(crate) fn after(
         .query_map(params![shop_id.to_string(), after, limit.get()], |row| {
             Ok(Event {
                 event_id: row.get(0)?,
-                event_type: row.get(1)?,
+                event_type: name(row, 1, EventType::parse)?,
                 session_id: opt_uuid(row, 2)?,
                 data: row.get(3)?,
             })

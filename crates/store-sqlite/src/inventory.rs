@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 
 use ordergate_domain::catalog::ItemKind;
-use ordergate_domain::events::{STOCK_CHANGED, StockChanged};
+use ordergate_domain::events::{EventType, StockChanged};
 use ordergate_domain::inventory::{
     self, Cause, InventoryItem, LogEntry, Operation, StockChange, StockLevel, StockMove,
 };
@@ -138,7 +138,14 @@ pub(crate) fn change_level(
         append_log(conn, shop_id, &entry)?;
     }
     let changed = StockChanged::new(item_id, after, cause.now);
-    events::append(conn, shop_id, STOCK_CHANGED, None, &changed, cause.now)?;
+    events::append(
+        conn,
+        shop_id,
+        EventType::StockChanged,
+        None,
+        &changed,
+        cause.now,
+    )?;
     events::note(Change::Stock(shop_id));
     Ok(())
 }

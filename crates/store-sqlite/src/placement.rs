@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use ordergate_domain::events::ORDER_PLACED;
+use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::order::ItemLookup;
 use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
@@ -198,7 +198,7 @@ fn commit(
     events::append(
         conn,
         shop.shop_id,
-        ORDER_PLACED,
+        EventType::OrderPlaced,
         Some(session.session_id),
         &order,
         cmd.now,

@@ -1,4 +1,4 @@
-use ordergate_domain::events::{SESSION_CLOSED, SESSION_OPENED, SessionChanged};
+use ordergate_domain::events::{EventType, SessionChanged};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::PinOutcome;
 use ordergate_domain::session::{Bill, PinFailures, PinPolicy, Session, SessionStatus};
@@ -61,7 +61,7 @@ pub(crate) fn open(conn: &Connection, session: &Session) -> Result<(), SqliteErr
     events::append(
         conn,
         session.shop_id,
-        SESSION_OPENED,
+        EventType::SessionOpened,
         Some(session.session_id),
         &opened,
         session.opened_at,
@@ -234,7 +234,7 @@ pub(crate) fn checkout(
             events::append(
                 conn,
                 session.shop_id,
-                SESSION_CLOSED,
+                EventType::SessionClosed,
                 Some(session_id),
                 &closed,
                 now,

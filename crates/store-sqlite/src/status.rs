@@ -1,6 +1,6 @@
 //! The kitchen's status machine, and the stock a cancellation puts back.
 
-use ordergate_domain::events::ORDER_UPDATED;
+use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation, put_back};
 use ordergate_domain::order::{Order, StatusChange, Transition};
 use ordergate_domain::{Rejection, Timestamp};
@@ -39,7 +39,7 @@ pub(crate) fn set_status(
     events::append(
         conn,
         order.shop_id,
-        ORDER_UPDATED,
+        EventType::OrderUpdated,
         Some(order.session_id),
         &order,
         now,

@@ -7,10 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ordergate_domain::Rejection;
-use ordergate_domain::events::{
-    Event, ORDER_PLACED, ORDER_UPDATED, SESSION_CLOSED, SESSION_OPENED, STOCK_CHANGED,
-    SessionChanged, StockChanged,
-};
+use ordergate_domain::events::{Event, EventType, SessionChanged, StockChanged};
 use ordergate_domain::inventory::{LogEntry, Operation};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::session::{Session, SessionStatus};
@@ -387,13 +384,18 @@ pub async fn shop_orders_filter_by_status_oldest_first_within_the_limit(store: &
 
 /// Asserts that the shop's log grew by exactly `types` (in any order
 /// within the write), with ids right after `last`; moves `last` on.
-async fn appended(store: &dyn Store, shop_id: Uuid, last: &mut i64, types: &[&str]) -> Vec<Event> {
+async fn appended(
+    store: &dyn Store,
+    shop_id: Uuid,
+    last: &mut i64,
+    types: &[EventType],
+) -> Vec<Event> {
     let events = ok(store.events_after(shop_id, *last, limit(500)).await);
     let ids: Vec<i64> = events.iter().map(|e| e.event_id).collect();
     let expected_ids: Vec<i64> = (*last + 1..=*last + types.len() as i64).collect();
     assert_eq!(ids, expected_ids, "ids right after {last}: {events:?}");
     let mut got: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
-    let mut want = types.to_vec();
+    let mut want: Vec<&str> = types.iter().map(|t| t.as_str()).collect();
     got.sort_unstable();
     want.sort_unstable();
     assert_eq!(got, want, "{events:?}");
@@ -427,7 +429,7 @@ fn stock_event(item_id: Uuid, stock: Option<i64>, sold_out: bool) -> serde_json:
 fn stock_data(events: &[Event]) -> BTreeMap<Uuid, serde_json::Value> {
     events
         .iter()
-        .filter(|e| e.event_type == STOCK_CHANGED)
+        .filter(|e| e.event_type == EventType::StockChanged)
         .map(|e| {
             assert_eq!(e.session_id, None, "stock changes belong to no session");
             let data = data(e);
@@ -437,12 +439,12 @@ fn stock_data(events: &[Event]) -> BTreeMap<Uuid, serde_json::Value> {
         .collect()
 }
 
-fn only<'a>(events: &'a [Event], event_type: &str) -> &'a Event {
+fn only(events: &[Event], event_type: EventType) -> &Event {
     let matching: Vec<&Event> = events
         .iter()
         .filter(|e| e.event_type == event_type)
         .collect();
-    assert_eq!(matching.len(), 1, "one {event_type} in {events:?}");
+    assert_eq!(matching.len(), 1, "one {event_type:?} in {events:?}");
     matching[0]
 }
 
@@ -459,7 +461,7 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
     let mut last = 0;
 
     let session = open_table(store, shop, "T4").await;
-    let events = appended(store, shop, &mut last, &[SESSION_OPENED]).await;
+    let events = appended(store, shop, &mut last, &[EventType::SessionOpened]).await;
     assert_eq!(events[0].session_id, Some(session.session_id));
     let opened = data(&events[0]);
     assert_eq!(opened, json_of!(&SessionChanged::from(&session)));
@@ -472,13 +474,13 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
         ok(store
             .update_inventory(shop, item, set_stock(Some(stock), now), STAFF, now)
             .await);
-        let events = appended(store, shop, &mut last, &[STOCK_CHANGED]).await;
+        let events = appended(store, shop, &mut last, &[EventType::StockChanged]).await;
         assert_eq!(data(&events[0]), stock_event(item, Some(stock), false));
     }
     ok(store
         .update_inventory(shop, p.ramen, mark_sold_out(true, None, now), STAFF, now)
         .await);
-    let events = appended(store, shop, &mut last, &[STOCK_CHANGED]).await;
+    let events = appended(store, shop, &mut last, &[EventType::StockChanged]).await;
     assert_eq!(data(&events[0]), stock_event(p.ramen, None, true));
     let until = now + secs(600);
     ok(store
@@ -490,7 +492,7 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
             now,
         )
         .await);
-    let events = appended(store, shop, &mut last, &[STOCK_CHANGED]).await;
+    let events = appended(store, shop, &mut last, &[EventType::StockChanged]).await;
     assert_eq!(
         data(&events[0]),
         json_of!(&StockChanged {
@@ -501,7 +503,7 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
         })
     );
     ok(store.restock(shop, p.curry, 5, STAFF, now).await);
-    let events = appended(store, shop, &mut last, &[STOCK_CHANGED]).await;
+    let events = appended(store, shop, &mut last, &[EventType::StockChanged]).await;
     assert_eq!(data(&events[0]), stock_event(p.curry, Some(15), false));
 
     // An order: its stock changes and the order, together.
@@ -517,10 +519,14 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
         store,
         shop,
         &mut last,
-        &[STOCK_CHANGED, STOCK_CHANGED, ORDER_PLACED],
+        &[
+            EventType::StockChanged,
+            EventType::StockChanged,
+            EventType::OrderPlaced,
+        ],
     )
     .await;
-    let placed_event = only(&events, ORDER_PLACED);
+    let placed_event = only(&events, EventType::OrderPlaced);
     assert_eq!(placed_event.session_id, Some(session.session_id));
     assert_eq!(data(placed_event), json_of!(&order), "the full order");
     assert_eq!(
@@ -534,7 +540,7 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
     let accepted = ok(store
         .set_order_status(order.order_id, to(Accepted), now)
         .await);
-    let events = appended(store, shop, &mut last, &[ORDER_UPDATED]).await;
+    let events = appended(store, shop, &mut last, &[EventType::OrderUpdated]).await;
     assert_eq!(events[0].session_id, Some(session.session_id));
     assert_eq!(data(&events[0]), json_of!(&accepted));
 
@@ -545,10 +551,17 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
         store,
         shop,
         &mut last,
-        &[STOCK_CHANGED, STOCK_CHANGED, ORDER_UPDATED],
+        &[
+            EventType::StockChanged,
+            EventType::StockChanged,
+            EventType::OrderUpdated,
+        ],
     )
     .await;
-    assert_eq!(data(only(&events, ORDER_UPDATED)), json_of!(&cancelled));
+    assert_eq!(
+        data(only(&events, EventType::OrderUpdated)),
+        json_of!(&cancelled)
+    );
     assert_eq!(
         stock_data(&events),
         BTreeMap::from([
@@ -559,7 +572,7 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
 
     let at = now + secs(5);
     ok(store.checkout(session.session_id, at).await);
-    let events = appended(store, shop, &mut last, &[SESSION_CLOSED]).await;
+    let events = appended(store, shop, &mut last, &[EventType::SessionClosed]).await;
     let closed = Session {
         status: SessionStatus::Closed,
         closed_at: Some(at),
@@ -731,8 +744,8 @@ pub async fn events_refused_and_unchanged_writes_append_nothing(store: &dyn Stor
         "only the one real change (to ready) was logged"
     );
     assert_eq!(
-        expected.last().map(|e| e.event_type.as_str()),
-        Some(ORDER_UPDATED)
+        expected.last().map(|e| e.event_type),
+        Some(EventType::OrderUpdated)
     );
     assert_eq!(ok(store.last_event_id(shop).await), after_ready);
 }
@@ -767,8 +780,8 @@ pub async fn events_are_numbered_and_kept_per_shop(store: &dyn Store) {
         assert_eq!(ok(store.last_event_id(shop).await), count);
         for event in &events {
             let data = data(event);
-            match event.event_type.as_str() {
-                STOCK_CHANGED => assert_eq!(data["itemId"], t.menu.curry.to_string()),
+            match event.event_type {
+                EventType::StockChanged => assert_eq!(data["itemId"], t.menu.curry.to_string()),
                 _ => {
                     assert_eq!(data["shopId"], shop.to_string(), "{event:?}");
                     assert_eq!(event.session_id, Some(t.session.session_id));
@@ -996,11 +1009,11 @@ pub async fn concurrent_writes_get_consecutive_event_ids_per_shop(store: Arc<dyn
         // order's stock change right before the order itself.
         let mut stock = 1000;
         for (i, event) in events.iter().enumerate() {
-            if event.event_type == STOCK_CHANGED {
+            if event.event_type == EventType::StockChanged {
                 let now = data(event)["stock"].as_i64().expect("tracked");
                 let for_order = events
                     .get(i + 1)
-                    .is_some_and(|e| e.event_type == ORDER_PLACED);
+                    .is_some_and(|e| e.event_type == EventType::OrderPlaced);
                 assert_eq!(
                     now,
                     if for_order { stock - 1 } else { stock + 2 },
@@ -1008,8 +1021,8 @@ pub async fn concurrent_writes_get_consecutive_event_ids_per_shop(store: Arc<dyn
                 );
                 stock = now;
             } else {
-                assert_eq!(event.event_type, ORDER_PLACED);
-                assert_eq!(events[i - 1].event_type, STOCK_CHANGED);
+                assert_eq!(event.event_type, EventType::OrderPlaced);
+                assert_eq!(events[i - 1].event_type, EventType::StockChanged);
             }
         }
         assert_eq!(stock, 1000 - 20 + 40);
