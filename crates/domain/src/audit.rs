@@ -8,10 +8,40 @@ use uuid::Uuid;
 
 use crate::code::ErrorCode;
 
-/// `code` of an audit row for a request that placed an order.
-pub const ACCEPTED: &str = "ACCEPTED";
-/// `code` of an audit row for a request answered by replaying a stored response.
-pub const REPLAYED: &str = "REPLAYED";
+/// What became of an audited request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditCode {
+    /// It placed an order.
+    Accepted,
+    /// It was answered by replaying a stored response.
+    Replayed,
+    Refused(ErrorCode),
+}
+
+impl AuditCode {
+    /// The name the log stores and the API sends: `ACCEPTED`, `REPLAYED`
+    /// or the error code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditCode::Accepted => "ACCEPTED",
+            AuditCode::Replayed => "REPLAYED",
+            AuditCode::Refused(code) => code.as_str(),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<AuditCode> {
+        [AuditCode::Accepted, AuditCode::Replayed]
+            .into_iter()
+            .chain(ErrorCode::ALL.into_iter().map(AuditCode::Refused))
+            .find(|code| code.as_str() == name)
+    }
+}
+
+impl Serialize for AuditCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -24,7 +54,8 @@ pub struct AuditEntry {
     pub client_id: Option<String>,
     pub status: u16,
     /// `ACCEPTED`, `REPLAYED` or the error code.
-    pub code: String,
+    #[schema(value_type = String, example = "ACCEPTED")]
+    pub code: AuditCode,
     pub idempotent_replay: bool,
     pub order_id: Option<Uuid>,
 }
@@ -45,7 +76,11 @@ impl AuditEntry {
             request_id: request_id.to_owned(),
             client_id: client_id.map(str::to_owned),
             status: 201,
-            code: if replayed { REPLAYED } else { ACCEPTED }.to_owned(),
+            code: if replayed {
+                AuditCode::Replayed
+            } else {
+                AuditCode::Accepted
+            },
             idempotent_replay: replayed,
             order_id: Some(order_id),
         }
@@ -65,9 +100,29 @@ impl AuditEntry {
             request_id: request_id.to_owned(),
             client_id: client_id.map(str::to_owned),
             status: code.status(),
-            code: code.as_str().to_owned(),
+            code: AuditCode::Refused(code),
             idempotent_replay: false,
             order_id: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audit_codes_keep_their_stored_names() {
+        assert_eq!(AuditCode::Accepted.as_str(), "ACCEPTED");
+        assert_eq!(AuditCode::Replayed.as_str(), "REPLAYED");
+        assert_eq!(
+            AuditCode::parse("PIN_INVALID"),
+            Some(AuditCode::Refused(ErrorCode::PinInvalid))
+        );
+        for code in ErrorCode::ALL {
+            let refused = AuditCode::Refused(code);
+            assert_eq!(AuditCode::parse(refused.as_str()), Some(refused));
+        }
+        assert_eq!(AuditCode::parse("MAYBE"), None);
     }
 }

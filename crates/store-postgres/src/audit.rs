@@ -1,11 +1,11 @@
 use ordergate_domain::Timestamp;
-use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::audit::{AuditCode, AuditEntry};
 use ordergate_domain::paging::Limit;
 use sqlx::Row;
 use sqlx::postgres::PgConnection;
 use uuid::Uuid;
 
-use crate::codec::status;
+use crate::codec::{name, status};
 use crate::error::PgError;
 use crate::shops;
 
@@ -24,7 +24,7 @@ pub(crate) async fn append(
     .bind(&entry.request_id)
     .bind(&entry.client_id)
     .bind(i64::from(entry.status))
-    .bind(&entry.code)
+    .bind(entry.code.as_str())
     .bind(entry.idempotent_replay)
     .bind(entry.order_id)
     .bind(entry.at)
@@ -49,7 +49,7 @@ pub(crate) async fn append_for_session(
     .bind(&entry.request_id)
     .bind(&entry.client_id)
     .bind(i64::from(entry.status))
-    .bind(&entry.code)
+    .bind(entry.code.as_str())
     .bind(entry.idempotent_replay)
     .bind(entry.order_id)
     .bind(entry.at)
@@ -78,7 +78,7 @@ pub(crate) async fn list(
             request_id: row.try_get(2)?,
             client_id: row.try_get(3)?,
             status: status(&row, 4)?,
-            code: row.try_get(5)?,
+            code: name(&row, 5, AuditCode::parse)?,
             idempotent_replay: row.try_get(6)?,
             order_id: row.try_get(7)?,
         })

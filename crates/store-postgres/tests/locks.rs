@@ -130,7 +130,7 @@ async fn requests_whose_key_stays_held_elsewhere_are_in_progress() {
         .await
         .expect("audit");
     assert_eq!(audit.len(), 1);
-    assert_eq!(audit[0].code, "REQUEST_IN_PROGRESS");
+    assert_eq!(audit[0].code.as_str(), "REQUEST_IN_PROGRESS");
 
     let checkout = StaffWrite::Checkout {
         session_id: table.session_id,

@@ -1,10 +1,10 @@
 use ordergate_domain::Timestamp;
-use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::audit::{AuditCode, AuditEntry};
 use ordergate_domain::paging::Limit;
 use rusqlite::{Connection, params};
 use uuid::Uuid;
 
-use crate::codec::{millis, opt_uuid, time, uuid};
+use crate::codec::{millis, name, opt_uuid, time, uuid};
 use crate::error::SqliteError;
 use crate::shops;
 
@@ -24,7 +24,7 @@ pub(crate) fn append(conn: &Connection, entries: &[AuditEntry]) -> Result<(), Sq
             entry.request_id,
             entry.client_id,
             entry.status,
-            entry.code,
+            entry.code.as_str(),
             entry.idempotent_replay,
             entry.order_id.map(|id| id.to_string()),
             millis(entry.at)
@@ -52,7 +52,7 @@ pub(crate) fn list(
                 request_id: row.get(2)?,
                 client_id: row.get(3)?,
                 status: row.get(4)?,
-                code: row.get(5)?,
+                code: name(row, 5, AuditCode::parse)?,
                 idempotent_replay: row.get(6)?,
                 order_id: opt_uuid(row, 7)?,
             })

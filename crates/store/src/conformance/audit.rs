@@ -349,7 +349,7 @@ pub async fn record_audit_files_rows_of_known_sessions_only(store: &dyn Store) {
     );
     ok(store.record_audit(invalid_body.clone()).await);
     assert_eq!(invalid_body.status, 422);
-    assert_eq!(invalid_body.code, "VALIDATION_FAILED");
+    assert_eq!(invalid_body.code.as_str(), "VALIDATION_FAILED");
     assert_eq!(
         audit_rows(store, p.shop_id).await,
         std::slice::from_ref(&invalid_body)

@@ -209,7 +209,7 @@ pub async fn concurrent_requests_with_one_key_place_one_order(store: Arc<dyn Sto
     );
     assert_eq!(stock_of(&*store, p.shop_id, p.curry).await, Some(9));
     let audit = ok(store.audit_log(p.shop_id, limit(100)).await);
-    let count = |code: &str| audit.iter().filter(|e| e.code == code).count();
+    let count = |code: &str| audit.iter().filter(|e| e.code.as_str() == code).count();
     assert_eq!(
         (audit.len(), count("ACCEPTED"), count("REPLAYED")),
         (30, 1, 29)

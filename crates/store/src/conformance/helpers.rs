@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use chrono::Duration;
-use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::audit::{AuditCode, AuditEntry};
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput, ToppingInput};
 use ordergate_domain::idempotency::{ClientId, Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::inventory::{InventoryItem, InventoryUpdate, StockChange};
@@ -530,7 +530,7 @@ pub(super) fn refusal_row(cmd: &PlaceOrder, code: &str, status: u16) -> AuditEnt
         request_id: cmd.request_id.clone(),
         client_id: caller_client(cmd),
         status,
-        code: code.to_owned(),
+        code: AuditCode::parse(code).expect("an audit code"),
         idempotent_replay: false,
         order_id: None,
     }
@@ -544,7 +544,11 @@ pub(super) fn success_row(cmd: &PlaceOrder, order_id: Uuid, replay: bool) -> Aud
         request_id: cmd.request_id.clone(),
         client_id: caller_client(cmd),
         status: 201,
-        code: if replay { "REPLAYED" } else { "ACCEPTED" }.to_owned(),
+        code: if replay {
+            AuditCode::Replayed
+        } else {
+            AuditCode::Accepted
+        },
         idempotent_replay: replay,
         order_id: Some(order_id),
     }
