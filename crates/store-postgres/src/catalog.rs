@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
-use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping};
+use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping, ValidCatalog};
 use ordergate_domain::order::ItemLookup;
 use ordergate_store::Change;
 use sqlx::Row;
@@ -37,7 +37,33 @@ pub(crate) async fn put(
         .execute(tx.conn())
         .await?;
 
-    let positions = |n: usize| (0..n as i64).collect::<Vec<i64>>();
+    upsert_toppings(tx, shop_id, &valid.toppings).await?;
+    upsert_items(tx, shop_id, &valid.items).await?;
+    add_inventory_rows(tx, shop_id, &valid, now).await?;
+
+    let version: i64 = sqlx::query_scalar(
+        "update shops set catalog_version = catalog_version + 1 where shop_id = $1
+         returning catalog_version",
+    )
+    .bind(shop_id)
+    .fetch_one(tx.conn())
+    .await?;
+    tx.note(Change::Catalog(shop_id));
+    Ok(Catalog {
+        shop_id,
+        version,
+        toppings: valid.toppings,
+        items: valid.items,
+    })
+}
+
+/// Positions 0, 1, … in catalog order.
+fn positions(n: usize) -> Vec<i64> {
+    (0..n as i64).collect()
+}
+
+/// Writes each topping (active again, in its position).
+async fn upsert_toppings(tx: &mut Tx, shop_id: Uuid, toppings: &[Topping]) -> Result<(), PgError> {
     sqlx::query(
         "insert into toppings (shop_id, topping_id, name, price, position, retired)
          select $1, t.topping_id, t.name, t.price, t.position, false
@@ -48,27 +74,18 @@ pub(crate) async fn put(
              position = excluded.position, retired = false",
     )
     .bind(shop_id)
-    .bind(
-        valid
-            .toppings
-            .iter()
-            .map(|t| t.topping_id)
-            .collect::<Vec<_>>(),
-    )
-    .bind(
-        valid
-            .toppings
-            .iter()
-            .map(|t| t.name.clone())
-            .collect::<Vec<_>>(),
-    )
-    .bind(valid.toppings.iter().map(|t| t.price).collect::<Vec<_>>())
-    .bind(positions(valid.toppings.len()))
+    .bind(toppings.iter().map(|t| t.topping_id).collect::<Vec<_>>())
+    .bind(toppings.iter().map(|t| t.name.clone()).collect::<Vec<_>>())
+    .bind(toppings.iter().map(|t| t.price).collect::<Vec<_>>())
+    .bind(positions(toppings.len()))
     .execute(tx.conn())
     .await?;
+    Ok(())
+}
 
-    let topping_ids = valid
-        .items
+/// Writes each menu item (active again, in its position).
+async fn upsert_items(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<(), PgError> {
+    let topping_ids = items
         .iter()
         .map(|i| serde_json::to_string(&i.topping_ids))
         .collect::<Result<Vec<_>, _>>()?;
@@ -88,47 +105,30 @@ pub(crate) async fn put(
              position = excluded.position, retired = false",
     )
     .bind(shop_id)
+    .bind(items.iter().map(|i| i.menu_item_id).collect::<Vec<_>>())
+    .bind(items.iter().map(|i| i.name.clone()).collect::<Vec<_>>())
     .bind(
-        valid
-            .items
-            .iter()
-            .map(|i| i.menu_item_id)
-            .collect::<Vec<_>>(),
-    )
-    .bind(
-        valid
-            .items
-            .iter()
-            .map(|i| i.name.clone())
-            .collect::<Vec<_>>(),
-    )
-    .bind(
-        valid
-            .items
+        items
             .iter()
             .map(|i| i.description.clone())
             .collect::<Vec<_>>(),
     )
-    .bind(
-        valid
-            .items
-            .iter()
-            .map(|i| i.category.clone())
-            .collect::<Vec<_>>(),
-    )
-    .bind(valid.items.iter().map(|i| i.price).collect::<Vec<_>>())
+    .bind(items.iter().map(|i| i.category.clone()).collect::<Vec<_>>())
+    .bind(items.iter().map(|i| i.price).collect::<Vec<_>>())
     .bind(topping_ids)
-    .bind(
-        valid
-            .items
-            .iter()
-            .map(|i| i.max_toppings)
-            .collect::<Vec<_>>(),
-    )
-    .bind(positions(valid.items.len()))
+    .bind(items.iter().map(|i| i.max_toppings).collect::<Vec<_>>())
+    .bind(positions(items.len()))
     .execute(tx.conn())
     .await?;
+    Ok(())
+}
 
+async fn add_inventory_rows(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    valid: &ValidCatalog,
+    now: Timestamp,
+) -> Result<(), PgError> {
     // New ids start untracked; existing ids keep their stock. Sorted, so
     // the rows are written in one order whoever writes them.
     let mut kinds: Vec<(Uuid, ItemKind)> = valid.kinds().into_iter().collect();
@@ -150,21 +150,7 @@ pub(crate) async fn put(
     .bind(now)
     .execute(tx.conn())
     .await?;
-
-    let version: i64 = sqlx::query_scalar(
-        "update shops set catalog_version = catalog_version + 1 where shop_id = $1
-         returning catalog_version",
-    )
-    .bind(shop_id)
-    .fetch_one(tx.conn())
-    .await?;
-    tx.note(Change::Catalog(shop_id));
-    Ok(Catalog {
-        shop_id,
-        version,
-        toppings: valid.toppings,
-        items: valid.items,
-    })
+    Ok(())
 }
 
 /// The kind of every id this shop has ever used, retired ones included.

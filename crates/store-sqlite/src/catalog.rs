@@ -46,29 +46,7 @@ pub(crate) fn put(
             position as i64
         ])?;
     }
-    let mut upsert_item = conn.prepare_cached(
-        "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
-                                 topping_ids, max_toppings, position, retired)
-         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)
-         on conflict (shop_id, menu_item_id) do update set
-             name = excluded.name, description = excluded.description,
-             category = excluded.category, price = excluded.price,
-             topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
-             position = excluded.position, retired = 0",
-    )?;
-    for (position, item) in valid.items.iter().enumerate() {
-        upsert_item.execute(params![
-            shop,
-            item.menu_item_id.to_string(),
-            item.name,
-            item.description,
-            item.category,
-            item.price,
-            serde_json::to_string(&item.topping_ids)?,
-            item.max_toppings,
-            position as i64
-        ])?;
-    }
+    upsert_items(conn, &shop, &valid.items)?;
     // New ids start untracked; existing ids keep their stock.
     let mut add_inventory = conn.prepare_cached(
         "insert into inventory (shop_id, item_id, kind, stock, version, updated_at)
@@ -91,6 +69,34 @@ pub(crate) fn put(
         toppings: valid.toppings,
         items: valid.items,
     })
+}
+
+/// Writes each menu item (active again, in its position).
+fn upsert_items(conn: &Connection, shop: &str, items: &[MenuItem]) -> Result<(), SqliteError> {
+    let mut upsert_item = conn.prepare_cached(
+        "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
+                                 topping_ids, max_toppings, position, retired)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)
+         on conflict (shop_id, menu_item_id) do update set
+             name = excluded.name, description = excluded.description,
+             category = excluded.category, price = excluded.price,
+             topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
+             position = excluded.position, retired = 0",
+    )?;
+    for (position, item) in items.iter().enumerate() {
+        upsert_item.execute(params![
+            shop,
+            item.menu_item_id.to_string(),
+            item.name,
+            item.description,
+            item.category,
+            item.price,
+            serde_json::to_string(&item.topping_ids)?,
+            item.max_toppings,
+            position as i64
+        ])?;
+    }
+    Ok(())
 }
 
 /// The kind of every id this shop has ever used, retired ones included.
