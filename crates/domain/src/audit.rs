@@ -3,7 +3,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::code::ErrorCode;
@@ -43,7 +42,8 @@ impl Serialize for AuditCode {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
     pub at: DateTime<Utc>,
@@ -54,7 +54,7 @@ pub struct AuditEntry {
     pub client_id: Option<String>,
     pub status: u16,
     /// `ACCEPTED`, `REPLAYED` or the error code.
-    #[schema(value_type = String, example = "ACCEPTED")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "ACCEPTED"))]
     pub code: AuditCode,
     pub idempotent_replay: bool,
     pub order_id: Option<Uuid>,

@@ -5,7 +5,6 @@
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::Rejection;
@@ -17,7 +16,8 @@ pub const MAX_TOPPINGS_PER_ITEM: usize = 50;
 pub const MAX_PRICE: i64 = 100_000_000;
 
 /// Whether an inventory entry (and its id) belongs to a menu item or a topping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum ItemKind {
     MenuItem,
@@ -41,7 +41,8 @@ impl ItemKind {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CatalogInput {
     #[serde(default)]
@@ -50,7 +51,8 @@ pub struct CatalogInput {
     pub items: Vec<MenuItemInput>,
 }
 
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToppingInput {
     /// Kept when given; assigned when absent.
@@ -59,7 +61,8 @@ pub struct ToppingInput {
     pub price: i64,
 }
 
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MenuItemInput {
     /// Kept when given; assigned when absent.
@@ -76,7 +79,8 @@ pub struct MenuItemInput {
     pub max_toppings: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Topping {
     pub topping_id: Uuid,
@@ -84,7 +88,8 @@ pub struct Topping {
     pub price: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MenuItem {
     pub menu_item_id: Uuid,
@@ -97,7 +102,8 @@ pub struct MenuItem {
 }
 
 /// The active catalog of a shop. `version` 0 means no catalog was ever published.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Catalog {
     pub shop_id: Uuid,

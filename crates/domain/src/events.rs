@@ -4,7 +4,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::Timestamp;
@@ -67,7 +66,8 @@ impl Event {
 }
 
 /// Data of `stock.changed`.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StockChanged {
     pub item_id: Uuid,
@@ -89,7 +89,8 @@ impl StockChanged {
 }
 
 /// Data of `session.opened` and `session.closed`: never the PIN.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionChanged {
     pub session_id: Uuid,

@@ -4,7 +4,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::catalog::ItemKind;
@@ -61,7 +60,8 @@ pub struct InventoryItem {
 }
 
 /// An inventory row as staff see it, with the 86 evaluated at a moment.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InventoryEntry {
     pub item_id: Uuid,
@@ -92,18 +92,19 @@ impl InventoryItem {
 }
 
 /// Body of `PUT /inventory/{itemId}`.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InventoryUpdate {
     /// New count; `null` makes the item untracked (unlimited).
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<i64>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
     pub stock: Option<Option<i64>>,
     /// `true` marks a manual 86, `false` clears it.
     pub sold_out: Option<bool>,
     /// When the 86 lapses by itself; only with `soldOut: true`.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub sold_out_until: Option<Option<Timestamp>>,
 }
 
@@ -190,7 +191,8 @@ pub fn restock(level: &StockLevel, item_id: Uuid, quantity: i64) -> Result<Stock
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Operation {
     Order,
@@ -222,7 +224,8 @@ impl Operation {
 }
 
 /// One row of the stock operation log.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LogEntry {
     pub at: DateTime<Utc>,

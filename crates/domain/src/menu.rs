@@ -4,7 +4,6 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::Timestamp;
@@ -12,7 +11,8 @@ use crate::catalog::Catalog;
 use crate::inventory::StockLevel;
 use crate::shop::Shop;
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Menu {
     pub shop_id: Uuid,
@@ -21,7 +21,8 @@ pub struct Menu {
     pub items: Vec<MenuEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MenuEntry {
     pub menu_item_id: Uuid,
@@ -38,7 +39,8 @@ pub struct MenuEntry {
     pub toppings: Vec<MenuTopping>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MenuTopping {
     pub topping_id: Uuid,

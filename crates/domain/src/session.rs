@@ -6,14 +6,14 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::order::Order;
 use crate::validation::FieldErrors;
 use crate::{Rejection, Timestamp};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum SessionStatus {
     Active,
@@ -37,10 +37,11 @@ impl SessionStatus {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewSession {
-    #[schema(example = "T4")]
+    #[cfg_attr(feature = "openapi", schema(example = "T4"))]
     pub table_label: String,
 }
 
@@ -265,7 +266,8 @@ impl Session {
 }
 
 /// What a table owes at checkout.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Bill {
     pub session_id: Uuid,

@@ -2,32 +2,33 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::validation::FieldErrors;
 use crate::{Rejection, Timestamp};
 
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewShop {
-    #[schema(example = "Sakura Diner")]
+    #[cfg_attr(feature = "openapi", schema(example = "Sakura Diner"))]
     pub name: String,
     /// ISO 4217 code; prices are integers in its minor unit.
-    #[schema(example = "JPY")]
+    #[cfg_attr(feature = "openapi", schema(example = "JPY"))]
     pub currency: String,
     /// IANA time zone name; ticket numbers restart at the shop's midnight.
-    #[schema(example = "Asia/Tokyo")]
+    #[cfg_attr(feature = "openapi", schema(example = "Asia/Tokyo"))]
     pub timezone: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Shop {
     pub shop_id: Uuid,
     pub name: String,
     pub currency: String,
-    #[schema(value_type = String, example = "Asia/Tokyo")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "Asia/Tokyo"))]
     pub timezone: ShopTimeZone,
     pub created_at: DateTime<Utc>,
 }

@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
-use utoipa::ToSchema;
 
 /// What a field holding hidden characters is told.
 pub const HIDDEN_CHARACTERS: &str = "must not contain control or invisible formatting characters (such as bidi overrides or zero-width spaces)";
@@ -23,7 +22,8 @@ pub fn is_hidden(c: char) -> bool {
         )
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FieldError {
     /// Path of the offending field, e.g. `items[2].price`.
     pub field: String,

@@ -8,7 +8,6 @@ mod request;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 pub use pricing::{ItemLookup, Shortage, price_lines, stock_needed};
@@ -16,7 +15,8 @@ pub use request::{LineRequest, MAX_LINES, MAX_NOTE_CHARS, MAX_QUANTITY, OrderReq
 
 use crate::Rejection;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum OrderStatus {
     Placed,
@@ -92,7 +92,8 @@ pub enum Transition {
 }
 
 /// Body of `POST /orders/{orderId}/status`.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StatusChange {
     pub status: OrderStatus,
@@ -100,7 +101,8 @@ pub struct StatusChange {
     pub expected_version: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum OrderSource {
     Guest,
@@ -122,7 +124,8 @@ impl OrderSource {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LineTopping {
     pub topping_id: Uuid,
@@ -130,7 +133,8 @@ pub struct LineTopping {
     pub price: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OrderLine {
     pub menu_item_id: Uuid,
@@ -141,7 +145,8 @@ pub struct OrderLine {
     pub line_total: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Order {
     pub order_id: Uuid,
@@ -200,7 +205,8 @@ impl StatusChange {
 
 /// The response body of an order POST; `idempotentReplay` tells a client
 /// that retried whether this answer is the original or its replay.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OrderReceipt<'a> {
     #[serde(flatten)]

@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{LineTopping, OrderLine, ValidOrder};
@@ -107,7 +106,8 @@ pub fn stock_needed(lines: &[OrderLine]) -> BTreeMap<Uuid, i64> {
 }
 
 /// An item an order wanted more of than there is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Shortage {
     pub item_id: Uuid,

@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::Rejection;
@@ -17,7 +16,8 @@ pub const MAX_QUANTITY: i64 = 99;
 pub const MAX_NOTE_CHARS: usize = 200;
 
 /// Body of an order POST (guest or staff).
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OrderRequest {
     /// 1–50 lines.
@@ -30,7 +30,8 @@ pub struct OrderRequest {
     pub allow_repeat: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LineRequest {
     pub menu_item_id: Uuid,
