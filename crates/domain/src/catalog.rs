@@ -189,23 +189,7 @@ impl CatalogInput {
             errors.text(&at("description"), &item.description, 0, 500);
             errors.text(&at("category"), &item.category, 1, 40);
             errors.range(at("price"), item.price, 0, MAX_PRICE);
-            if item.topping_ids.len() > MAX_TOPPINGS_PER_ITEM {
-                errors.push(
-                    at("toppingIds"),
-                    format!("at most {MAX_TOPPINGS_PER_ITEM} toppings per item"),
-                );
-            }
-            let mut own = HashSet::new();
-            for (j, id) in item.topping_ids.iter().enumerate() {
-                if !topping_ids.contains(id) {
-                    errors.push(
-                        format!("items[{i}].toppingIds[{j}]"),
-                        "not a topping of this catalog",
-                    );
-                } else if !own.insert(*id) {
-                    errors.push(format!("items[{i}].toppingIds[{j}]"), "listed twice");
-                }
-            }
+            check_offered_toppings(&mut errors, i, &item.topping_ids, &topping_ids);
             let allowed = item.topping_ids.len() as i64;
             let max_toppings = item.max_toppings.unwrap_or(allowed);
             errors.range(at("maxToppings"), max_toppings, 0, allowed);
@@ -220,6 +204,33 @@ impl CatalogInput {
             });
         }
         errors.finish(ValidCatalog { toppings, items })
+    }
+}
+
+/// An item's toppings: at most [`MAX_TOPPINGS_PER_ITEM`], each a topping of
+/// this catalog, none twice.
+fn check_offered_toppings(
+    errors: &mut FieldErrors,
+    i: usize,
+    offered: &[Uuid],
+    catalog_toppings: &HashSet<Uuid>,
+) {
+    if offered.len() > MAX_TOPPINGS_PER_ITEM {
+        errors.push(
+            format!("items[{i}].toppingIds"),
+            format!("at most {MAX_TOPPINGS_PER_ITEM} toppings per item"),
+        );
+    }
+    let mut own = HashSet::new();
+    for (j, id) in offered.iter().enumerate() {
+        if !catalog_toppings.contains(id) {
+            errors.push(
+                format!("items[{i}].toppingIds[{j}]"),
+                "not a topping of this catalog",
+            );
+        } else if !own.insert(*id) {
+            errors.push(format!("items[{i}].toppingIds[{j}]"), "listed twice");
+        }
     }
 }
 
