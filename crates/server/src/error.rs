@@ -107,96 +107,91 @@ impl ApiError {
 
 impl From<Rejection> for ApiError {
     fn from(rejection: Rejection) -> Self {
-        let code = rejection.code();
+        let error = ApiError::new(rejection.code(), detail(&rejection));
         match rejection {
-            Rejection::NotFound(what) => ApiError::not_found(what),
             Rejection::Validation(errors) => ApiError::validation(errors),
-            Rejection::TableOccupied { table_label } => ApiError::new(
-                code,
-                format!("table {table_label} already has an active session; check it out first"),
-            )
-            .with("tableLabel", table_label),
-            Rejection::CatalogNotReady => {
-                ApiError::new(code, "this shop has not published its catalog yet").retry_after(30)
+            Rejection::TableOccupied { table_label } => error.with("tableLabel", table_label),
+            Rejection::CatalogNotReady => error.retry_after(30),
+            Rejection::StockNotTracked { item_id } => error.with("itemId", item_id),
+            Rejection::PinLocked { until } => error.with("scope", "table").retry_at(until),
+            Rejection::DuplicatePayload { original } => error
+                .with("originalOrderId", original.order_id)
+                .with("originalOrder", &original),
+            Rejection::CooldownActive { until } | Rejection::SessionRateLimited { until } => {
+                error.retry_at(until)
             }
-            Rejection::StockNotTracked { item_id } => ApiError::new(
-                code,
-                "this item is untracked (unlimited); set a stock count before restocking it",
-            )
-            .with("itemId", item_id),
-            Rejection::PinInvalid => ApiError::new(
-                code,
-                "send this table's six-digit PIN in the X-Session-PIN header",
-            ),
-            Rejection::PinLocked { until } => ApiError::new(
-                code,
-                "too many wrong PINs for this table; ask staff or try again later",
-            )
-            .with("scope", "table")
-            .retry_at(until),
-            Rejection::IdempotencyKeyReused => ApiError::new(
-                code,
-                "this Idempotency-Key was used for a different request; use a new key for a new order",
-            ),
-            Rejection::SessionClosed => {
-                ApiError::new(code, "this table has been checked out; ask staff to open it again")
-            }
-            Rejection::DuplicatePayload { original } => ApiError::new(
-                code,
-                "this device placed the same order moments ago; send allowRepeat: true to order it again",
-            )
-            .with("originalOrderId", original.order_id)
-            .with("originalOrder", &original),
-            Rejection::CooldownActive { until } => {
-                ApiError::new(code, "this device just placed an order; wait a moment")
-                    .retry_at(until)
-            }
-            Rejection::SessionRateLimited { until } => ApiError::new(
-                code,
-                "this table has placed as many orders as it may for now; ask staff, or wait",
-            )
-            .retry_at(until),
-            Rejection::RequestInProgress => ApiError::new(
-                code,
-                "a request with this Idempotency-Key is still being processed; retry in a moment",
-            )
-            .retry_after(1),
-            Rejection::SessionBusy => {
-                ApiError::new(code, "the table is busy with other orders; retry shortly").retry_after(1)
-            }
-            Rejection::OutOfStock { shortages } => {
-                ApiError::new(code, "not enough stock for this order; nothing was taken")
-                    .with("shortages", shortages)
-            }
-            Rejection::UnknownMenuItem { line, menu_item_id } => {
-                ApiError::new(code, format!("line {line} names no item of this menu"))
-                    .with("field", format!("items[{line}].menuItemId"))
-                    .with("menuItemId", menu_item_id)
-            }
-            Rejection::ItemUnavailable { line, menu_item_id } => {
-                ApiError::new(code, format!("line {line} names an item no longer on the menu"))
-                    .with("field", format!("items[{line}].menuItemId"))
-                    .with("menuItemId", menu_item_id)
-            }
-            Rejection::VersionConflict { current } => ApiError::new(
-                code,
-                format!("the order is now at version {current}; read it again before changing it"),
-            )
-            .with("currentVersion", current),
-            Rejection::InvalidTransition { from, to } => ApiError::new(
-                code,
-                format!("an order that is {from} cannot become {to}"),
-            )
-            .with("from", from)
-            .with("to", to),
+            Rejection::RequestInProgress | Rejection::SessionBusy => error.retry_after(1),
+            Rejection::OutOfStock { shortages } => error.with("shortages", shortages),
+            Rejection::UnknownMenuItem { line, menu_item_id }
+            | Rejection::ItemUnavailable { line, menu_item_id } => error
+                .with("field", format!("items[{line}].menuItemId"))
+                .with("menuItemId", menu_item_id),
+            Rejection::VersionConflict { current } => error.with("currentVersion", current),
+            Rejection::InvalidTransition { from, to } => error.with("from", from).with("to", to),
             Rejection::InvalidTopping {
-                line,
-                topping_id,
-                reason,
-            } => ApiError::new(code, format!("line {line}: {reason}"))
+                line, topping_id, ..
+            } => error
                 .with("field", format!("items[{line}].toppingIds"))
                 .with("toppingId", topping_id),
+            Rejection::NotFound(_)
+            | Rejection::PinInvalid
+            | Rejection::IdempotencyKeyReused
+            | Rejection::SessionClosed => error,
         }
+    }
+}
+
+/// What a refusal tells the person behind the client, in a sentence.
+fn detail(rejection: &Rejection) -> String {
+    match rejection {
+        Rejection::NotFound(what) => format!("{what} not found"),
+        Rejection::Validation(_) => "the request has invalid fields".into(),
+        Rejection::TableOccupied { table_label } => {
+            format!("table {table_label} already has an active session; check it out first")
+        }
+        Rejection::CatalogNotReady => "this shop has not published its catalog yet".into(),
+        Rejection::StockNotTracked { .. } => {
+            "this item is untracked (unlimited); set a stock count before restocking it".into()
+        }
+        Rejection::PinInvalid => {
+            "send this table's six-digit PIN in the X-Session-PIN header".into()
+        }
+        Rejection::PinLocked { .. } => {
+            "too many wrong PINs for this table; ask staff or try again later".into()
+        }
+        Rejection::IdempotencyKeyReused => "this Idempotency-Key was used for a different \
+            request; use a new key for a new order"
+            .into(),
+        Rejection::SessionClosed => {
+            "this table has been checked out; ask staff to open it again".into()
+        }
+        Rejection::DuplicatePayload { .. } => "this device placed the same order moments ago; \
+            send allowRepeat: true to order it again"
+            .into(),
+        Rejection::CooldownActive { .. } => {
+            "this device just placed an order; wait a moment".into()
+        }
+        Rejection::SessionRateLimited { .. } => {
+            "this table has placed as many orders as it may for now; ask staff, or wait".into()
+        }
+        Rejection::RequestInProgress => "a request with this Idempotency-Key is still being \
+            processed; retry in a moment"
+            .into(),
+        Rejection::SessionBusy => "the table is busy with other orders; retry shortly".into(),
+        Rejection::OutOfStock { .. } => "not enough stock for this order; nothing was taken".into(),
+        Rejection::UnknownMenuItem { line, .. } => {
+            format!("line {line} names no item of this menu")
+        }
+        Rejection::ItemUnavailable { line, .. } => {
+            format!("line {line} names an item no longer on the menu")
+        }
+        Rejection::VersionConflict { current } => {
+            format!("the order is now at version {current}; read it again before changing it")
+        }
+        Rejection::InvalidTransition { from, to } => {
+            format!("an order that is {from} cannot become {to}")
+        }
+        Rejection::InvalidTopping { line, reason, .. } => format!("line {line}: {reason}"),
     }
 }
 
@@ -284,6 +279,33 @@ pub async fn retry_after_by_clock(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_details_read_as_one_sentence() {
+        assert_eq!(
+            detail(&Rejection::IdempotencyKeyReused),
+            "this Idempotency-Key was used for a different request; use a new key for a new order"
+        );
+        assert_eq!(
+            detail(&Rejection::RequestInProgress),
+            "a request with this Idempotency-Key is still being processed; retry in a moment"
+        );
+        let original = Box::new(
+            serde_json::from_value(serde_json::json!({
+                "orderId": "00000000-0000-0000-0000-000000000001",
+                "shopId": "00000000-0000-0000-0000-000000000002",
+                "sessionId": "00000000-0000-0000-0000-000000000003",
+                "tableLabel": "T1", "ticketNumber": 1, "status": "placed", "source": "guest",
+                "clientId": null, "items": [], "note": "", "total": 0,
+                "createdAt": "2026-12-01T12:00:00Z", "version": 1
+            }))
+            .unwrap(),
+        );
+        assert_eq!(
+            detail(&Rejection::DuplicatePayload { original }),
+            "this device placed the same order moments ago; send allowRepeat: true to order it again"
+        );
+    }
 
     #[test]
     fn problem_response_is_typed_and_says_when_to_retry() {
