@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation};
-use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
+use ordergate_domain::order::admission::{GuestHistory, GuestReads};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_domain::shop::ShopTimeZone;
@@ -140,15 +140,7 @@ async fn decide(tx: &mut Tx, cmd: &PlaceOrder, session: &Session) -> Result<Deci
         }
         None => GuestHistory::default(),
     };
-    let snapshot = Snapshot {
-        session,
-        pin,
-        key,
-        history,
-        now: cmd.now,
-        read_at: Instant::now(),
-    };
-    match Decided::before_commit(admit(&cmd.rules, snapshot))? {
+    match cmd.admit(session, pin, key, history)? {
         Some(decided) => Ok(decided),
         None => Ok(commit(tx, cmd, session).await?.into()),
     }

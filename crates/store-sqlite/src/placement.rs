@@ -6,12 +6,11 @@
 //! what they decide.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::order::ItemLookup;
-use ordergate_domain::order::admission::{GuestHistory, GuestReads, Snapshot, admit};
+use ordergate_domain::order::admission::{GuestHistory, GuestReads};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_domain::{Rejection, Timestamp};
@@ -100,15 +99,7 @@ fn decide(conn: &Connection, cmd: &PlaceOrder, session: &Session) -> Result<Deci
         Some(reads) => guest_history(conn, session, cmd.order.payload_hash.as_str(), &reads)?,
         None => GuestHistory::default(),
     };
-    let snapshot = Snapshot {
-        session,
-        pin,
-        key,
-        history,
-        now: cmd.now,
-        read_at: Instant::now(),
-    };
-    match Decided::before_commit(admit(&cmd.rules, snapshot))? {
+    match cmd.admit(session, pin, key, history)? {
         Some(decided) => Ok(decided),
         None => Ok(commit(conn, cmd, session)?.into()),
     }

@@ -7,10 +7,12 @@ use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::idempotency::{Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::inventory::InventoryItem;
-use ordergate_domain::order::admission::{Admission, Caller, KeyLookup, OrderRules};
+use ordergate_domain::order::admission::{
+    Admission, Caller, GuestHistory, KeyLookup, OrderRules, Snapshot, admit,
+};
 use ordergate_domain::order::placement::NewOrder;
 use ordergate_domain::order::{Order, StatusChange, ValidOrder};
-use ordergate_domain::session::{Bill, Session};
+use ordergate_domain::session::{Bill, PinOutcome, Session};
 use ordergate_domain::shop::Shop;
 use uuid::Uuid;
 
@@ -95,6 +97,28 @@ impl PlaceOrder {
     /// The guest's device id; `None` for staff.
     pub fn client_id(&self) -> Option<&str> {
         self.caller.client_id()
+    }
+
+    /// Admission decided ([`admit`]) from what the store read under the
+    /// session lock, as of now: `None` when the order is to be committed.
+    ///
+    /// [`admit`]: ordergate_domain::order::admission::admit
+    pub fn admit(
+        &self,
+        session: &Session,
+        pin: Option<PinOutcome>,
+        key: Option<KeyLookup<StoredResponse>>,
+        history: GuestHistory,
+    ) -> Result<Option<Decided>, serde_json::Error> {
+        let snapshot = Snapshot {
+            session,
+            pin,
+            key,
+            history,
+            now: self.now,
+            read_at: std::time::Instant::now(),
+        };
+        Decided::before_commit(admit(&self.rules, snapshot))
     }
 
     /// Who places which order at `session`, for [`Priced::into_order`].
