@@ -184,9 +184,7 @@ impl Decided {
             Decided::Unjudged(rejection) => (Err(rejection), false),
         }
     }
-}
 
-impl Decided {
     /// What admission decided, when it decided the outcome; `None` when the
     /// order was admitted and is to be committed.
     pub fn before_commit(
@@ -308,6 +306,41 @@ impl StoredResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_record_answers_only_the_same_request_while_it_lives() {
+        let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        let claim = Claim {
+            scope: Scope::session(Uuid::nil()),
+            key: IdempotencyKey::generate(),
+            fingerprint: Fingerprint::of("two curries"),
+            expires_at: now + chrono::Duration::days(1),
+        };
+        let record = |fingerprint: &str, expires_at| KeyRecord {
+            fingerprint: Fingerprint::of(fingerprint),
+            response: StoredResponse {
+                status: 201,
+                body: r#"{"orderId":"x","idempotentReplay":false}"#.into(),
+                location: None,
+            },
+            expires_at,
+        };
+        let later = now + chrono::Duration::hours(1);
+        assert_eq!(claim.judge(None, now), KeyLookup::Absent);
+        assert_eq!(
+            claim.judge(Some(record("two curries", now)), now),
+            KeyLookup::Absent,
+            "expired the moment it reaches its expiry"
+        );
+        assert_eq!(
+            claim.judge(Some(record("one soup", later)), now),
+            KeyLookup::Mismatch
+        );
+        let KeyLookup::Replay(replay) = claim.judge(Some(record("two curries", later)), now) else {
+            panic!("the same request replays");
+        };
+        assert!(replay.body.contains(r#""idempotentReplay":true"#));
+    }
 
     #[test]
     fn only_bodies_that_carry_the_flag_change_on_replay() {
