@@ -1,0 +1,49 @@
+//! Stock against its op log.
+
+use anyhow::Result;
+
+use super::Check;
+use crate::db::{Db, Val};
+
+/// Stock equals the sum of its op log's deltas, untracked counting as 0.
+pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
+    let rows = db
+        .rows(
+            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name), i.stock,
+                    cast(coalesce(l.total, 0) as bigint), coalesce(l.entries, 0)
+             from inventory i
+             left join (select shop_id, item_id, sum(delta) as total, count(*) as entries
+                        from inventory_log group by shop_id, item_id) l
+                 on l.shop_id = i.shop_id and l.item_id = i.item_id
+             left join menu_items m
+                 on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
+             left join toppings t
+                 on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id",
+        )
+        .await?;
+    let mut problems = Vec::new();
+    let mut shops = std::collections::BTreeSet::new();
+    for row in &rows {
+        let [shop, item, kind, name, stock, sum, entries] = &row[..] else {
+            unreachable!("seven columns")
+        };
+        shops.insert(shop.clone());
+        let counted = stock.int().unwrap_or(0);
+        let logged = sum.int().unwrap_or(0);
+        if counted != logged {
+            let stock = match stock {
+                Val::Null => "untracked (counts as 0)".to_owned(),
+                stock => stock.to_string(),
+            };
+            problems.push(format!(
+                "shop {shop}: {kind} {item} ({name}): stock is {stock}, but its op log \
+                 ({entries} entries) sums to {logged}"
+            ));
+        }
+    }
+    Ok(Check {
+        name: "stock = op-log sum",
+        checked: format!("{} items in {} shops", rows.len(), shops.len()),
+        problems,
+    })
+}
