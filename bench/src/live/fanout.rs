@@ -1,48 +1,30 @@
-//! The live-stream figures: how long an order's `order.placed` event takes
-//! to reach each of many connected subscribers, and how much memory the
-//! server holds per idle subscriber.
+//! How long an order's `order.placed` event takes to reach each of many
+//! connected subscribers.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
+use hdrhistogram::Histogram;
 use reqwest::{Client, StatusCode};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
+use super::{CONNECT_PARALLEL, address, staff_stream};
 use crate::Args;
 use crate::load::{histogram, micros, quantile_ms};
 use crate::orders::{cart, order_request};
 use crate::report::{Report, Row, ms};
-use crate::server::{ChildServer, STAFF_TOKEN, Shop, ShopSpec, metric, seed};
+use crate::server::Shop;
 use crate::sse::{self, Subscriber};
-use crate::sys::{mib, open_files, rss_bytes};
 
-/// Streams being opened at once.
-const CONNECT_PARALLEL: usize = 128;
 /// How long the deliveries of the last order may take before the missing
 /// ones count as lost.
 const DELIVERY_GRACE: Duration = Duration::from_secs(10);
-
-fn address(base: &str) -> anyhow::Result<SocketAddr> {
-    base.strip_prefix("http://")
-        .unwrap_or(base)
-        .parse()
-        .with_context(|| format!("server address {base}"))
-}
-
-fn staff_stream(shop: &Shop) -> String {
-    format!(
-        "/api/v1/shops/{}/events?access_token={STAFF_TOKEN}",
-        shop.shop_id
-    )
-}
 
 /// `"orderId":"…"` at the start of an `order.placed` event's data.
 fn order_id(data: &str) -> Option<Uuid> {
@@ -106,6 +88,31 @@ pub async fn fanout(
     wait_for(&received, count + expected, delivered_by).await;
     let _ = stop.send(true);
 
+    let deliveries = tally(readers, &orders).await?;
+    report.push(deliveries.row(args, count, orders.len(), expected));
+    Ok(())
+}
+
+/// The deliveries of the measured orders to every subscriber.
+struct Deliveries {
+    /// From the order's 201 to each delivery.
+    from_ack: Histogram<u64>,
+    /// From the order's send to each delivery.
+    from_send: Histogram<u64>,
+    /// From the order's 201 to its last delivery.
+    last: Histogram<u64>,
+    /// Deliveries of a measured order.
+    matched: u64,
+    /// Deliveries read before their order's 201 (counted as 0).
+    before_ack: u64,
+}
+
+/// Waits for every reader and times what each received against the order
+/// it names; the warm-up order is left out.
+async fn tally(
+    mut readers: JoinSet<Vec<(Uuid, Instant)>>,
+    orders: &HashMap<Uuid, Placed>,
+) -> anyhow::Result<Deliveries> {
     let mut from_ack = histogram();
     let mut from_send = histogram();
     let mut last_per_order: HashMap<Uuid, Instant> = HashMap::new();
@@ -129,11 +136,30 @@ pub async fn fanout(
     for (id, at) in &last_per_order {
         last.saturating_record(micros(at.saturating_duration_since(orders[id].acked)));
     }
-    let missing = expected.saturating_sub(matched);
-    report.push(
+    Ok(Deliveries {
+        from_ack,
+        from_send,
+        last,
+        matched,
+        before_ack,
+    })
+}
+
+impl Deliveries {
+    /// The figure of `orders` orders to `count` subscribers, `expected`
+    /// deliveries in all.
+    fn row(self, args: &Args, count: u64, orders: usize, expected: u64) -> Row {
+        let Deliveries {
+            from_ack,
+            from_send,
+            last,
+            matched,
+            before_ack,
+        } = self;
+        let missing = expected.saturating_sub(matched);
         Row::info(
             &format!("event fan-out to {count} subscribers (201 -> event)"),
-            format!("{}x{count}", orders.len()),
+            format!("{}x{count}", orders),
         )
         .latency(quantile_ms(&from_ack, 0.5), quantile_ms(&from_ack, 0.99))
         .errors(missing)
@@ -141,7 +167,7 @@ pub async fn fanout(
             "{} orders at {:.0}/s, {matched} of {expected} deliveries matched by orderId; \
              latency = subscriber's read time minus the order's 201 read time \
              ({before_ack} arrived before the 201 and count as 0); max {}",
-            orders.len(),
+            orders,
             args.fanout_rate,
             ms(quantile_ms(&from_ack, 1.0)),
         ))
@@ -153,9 +179,8 @@ pub async fn fanout(
             ms(quantile_ms(&from_send, 1.0)),
             ms(quantile_ms(&last, 0.5)),
             ms(quantile_ms(&last, 0.99)),
-        )),
-    );
-    Ok(())
+        ))
+    }
 }
 
 /// A subscriber's `order.placed` events: (orderId, when the read that
@@ -251,152 +276,4 @@ async fn place_open_loop(
         orders.insert(id, placed);
     }
     Ok(orders)
-}
-
-/// A server in its own process (see [`ChildServer`]), its resident memory
-/// (VmRSS) read from `/proc/PID/status`: with no connection, with
-/// `--memory-subscribers` idle keep-alive HTTP connections (each has read one
-/// `/healthz`), then with as many idle staff streams, for `--memory-rounds`
-/// rounds of connect, idle `--idle-secs`, disconnect. Each figure is taken
-/// against the no-connection baseline: freed memory the allocator keeps is
-/// reused by the next round, so the largest need shows, not the sum.
-pub async fn memory(args: &Args, dir: &Path, report: &mut Report) -> anyhow::Result<()> {
-    let server = ChildServer::start(args, &dir.join("memory.db")).await?;
-    let measured = measure_memory(args, &server, report).await;
-    server.stop().await?;
-    measured
-}
-
-/// What one round saw.
-struct Round {
-    opened: usize,
-    failure: Option<String>,
-    connect_time: Duration,
-    rss: u64,
-    files: usize,
-    /// `ordergate_sse_subscribers` while connected.
-    gauge: f64,
-    /// After they disconnected and 1 s passed.
-    rss_after: u64,
-    files_after: usize,
-    gauge_after: f64,
-    /// This process's RSS while they were connected.
-    client_rss: u64,
-}
-
-async fn round(
-    server: &ChildServer,
-    shop: &Shop,
-    path: &str,
-    count: usize,
-    idle: Duration,
-) -> anyhow::Result<Round> {
-    let pid = server.pid.to_string();
-    let rss = || rss_bytes(&pid).context("reading the server's /proc/PID/status");
-    let addr = address(&server.base)?;
-    let gauge = || metric(&server.base, "ordergate_sse_subscribers", &shop.shop_id);
-    let started = Instant::now();
-    let (open, failure) = sse::connect_many(addr, path, count, CONNECT_PARALLEL).await;
-    let connect_time = started.elapsed();
-    ensure!(!open.is_empty(), "no connection opened: {failure:?}");
-    tokio::time::sleep(idle).await;
-    let (rss_with, files, gauge_with) =
-        (rss()?, open_files(&pid).unwrap_or_default(), gauge().await?);
-    let client_rss = rss_bytes("self").unwrap_or_default();
-    let opened = open.len();
-    drop(open);
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    Ok(Round {
-        opened,
-        failure,
-        connect_time,
-        rss: rss_with,
-        files,
-        gauge: gauge_with,
-        rss_after: rss()?,
-        files_after: open_files(&pid).unwrap_or_default(),
-        gauge_after: gauge().await?,
-        client_rss,
-    })
-}
-
-async fn measure_memory(
-    args: &Args,
-    server: &ChildServer,
-    report: &mut Report,
-) -> anyhow::Result<()> {
-    let pid = server.pid.to_string();
-    let base = &server.base;
-    let shop = seed(base, &ShopSpec::small()).await?;
-    let stream = staff_stream(&shop);
-    // Start the shop's feed (a one-off per shop), then let the server settle.
-    drop(sse::connect(address(base)?, &stream).await?);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let before = rss_bytes(&pid).context("reading the server's /proc/PID/status")?;
-    let files_before = open_files(&pid).unwrap_or_default();
-    let client_before = rss_bytes("self").unwrap_or_default();
-    let (wanted, idle) = (
-        args.memory_subscribers,
-        Duration::from_secs_f64(args.idle_secs),
-    );
-    let per =
-        |rss: u64, count: usize| rss.saturating_sub(before) as f64 / count.max(1) as f64 / 1024.0;
-
-    let plain = round(server, &shop, "/healthz", wanted, idle).await?;
-    let mut rounds = Vec::new();
-    for _ in 0..args.memory_rounds.max(1) {
-        rounds.push(round(server, &shop, &stream, wanted, idle).await?);
-    }
-    let first = &rounds[0];
-
-    report.push(
-        Row::info("server RSS, no connections", mib(before))
-            .note(format!("server process: {} (pid {pid})", server.what)),
-    );
-    report.push(
-        Row::info(
-            &format!("  + {} idle keep-alive connections", plain.opened),
-            format!("{:.1} KiB each", per(plain.rss, plain.opened)),
-        )
-        .note(format!(
-            "RSS {} (plain HTTP/1.1 connections that read one /healthz, for comparison)",
-            mib(plain.rss)
-        )),
-    );
-    let mut row = Row::info(
-        &format!("  + {} idle subscribers (staff streams)", first.opened),
-        format!("{:.1} KiB each", per(first.rss, first.opened)),
-    )
-    .note(format!(
-        "RSS {} with them (+{}); {} after they disconnected (1 s); opened in {:.1} s",
-        mib(first.rss),
-        mib(first.rss.saturating_sub(before)),
-        mib(first.rss_after),
-        first.connect_time.as_secs_f64()
-    ))
-    .note(format!(
-        "server open files {files_before} -> {} -> {}; ordergate_sse_subscribers {:.0} while \
-         connected, {:.0} after",
-        first.files, first.files_after, first.gauge, first.gauge_after
-    ));
-    for (n, again) in rounds.iter().enumerate().skip(1) {
-        row = row.note(format!(
-            "round {}: {} subscribers, RSS {} ({:+.1} MiB over round {n}), {} after they left",
-            n + 1,
-            again.opened,
-            mib(again.rss),
-            (again.rss as f64 - rounds[n - 1].rss as f64) / (1024.0 * 1024.0),
-            mib(again.rss_after),
-        ));
-    }
-    row = row.note(format!(
-        "client side (this process, not in the figure): RSS {} -> {}",
-        mib(client_before),
-        mib(first.client_rss)
-    ));
-    for failure in [&plain.failure, &first.failure].into_iter().flatten() {
-        row = row.note(format!("fewer than {wanted} connections opened: {failure}"));
-    }
-    report.push(row);
-    Ok(())
 }
