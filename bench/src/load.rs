@@ -165,56 +165,89 @@ pub async fn open_loop(
         .pool_max_idle_per_host(MAX_IN_FLIGHT)
         .timeout(Duration::from_secs(30))
         .build()?;
-    let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let start = Instant::now() + Duration::from_millis(10);
     let measure_from = start + warmup;
     let until = measure_from + duration;
 
-    let mut result = OpenLoop {
-        figure: Figure {
-            rate: 0.0,
-            latency: histogram(),
-            errors: 0,
-            first_error: None,
-        },
-        from_send: histogram(),
-        lag: histogram(),
-        scheduled: 0,
-    };
+    let mut result = OpenLoop::new();
     let mut done = 0u64;
-    let mut collect = |result: &mut OpenLoop, outcome: Sent| {
+    let (ticker, mut finished) = start_ticker(client, make, check, rate, clients, start, until);
+    // Ends when the ticker and every request it spawned have dropped their senders.
+    while let Some(request) = finished.recv().await {
+        if result.record(measure_from, request) {
+            done += 1;
+        }
+    }
+    ticker
+        .join()
+        .map_err(|_| anyhow::anyhow!("the open-loop ticker panicked"))?;
+    result.figure.rate = done as f64 / duration.as_secs_f64();
+    Ok(result)
+}
+
+impl OpenLoop {
+    fn new() -> OpenLoop {
+        OpenLoop {
+            figure: Figure {
+                rate: 0.0,
+                latency: histogram(),
+                errors: 0,
+                first_error: None,
+            },
+            from_send: histogram(),
+            lag: histogram(),
+            scheduled: 0,
+        }
+    }
+
+    /// Counts a request scheduled in the measured window; true if it got the
+    /// expected answer.
+    fn record(&mut self, measure_from: Instant, request: Sent) -> bool {
         let Sent {
             scheduled,
             sent,
             ended,
             outcome,
-        } = outcome;
+        } = request;
         if scheduled < measure_from {
-            return;
+            return false;
         }
-        result.scheduled += 1;
-        result.lag.saturating_record(micros(sent - scheduled));
+        self.scheduled += 1;
+        self.lag.saturating_record(micros(sent - scheduled));
         match outcome {
             Ok(()) => {
-                result
-                    .figure
+                self.figure
                     .latency
                     .saturating_record(micros(ended - scheduled));
-                result.from_send.saturating_record(micros(ended - sent));
-                done += 1;
+                self.from_send.saturating_record(micros(ended - sent));
+                true
             }
             Err(e) => {
-                result.figure.errors += 1;
-                result.figure.first_error.get_or_insert(e);
+                self.figure.errors += 1;
+                self.figure.first_error.get_or_insert(e);
+                false
             }
         }
-    };
+    }
+}
 
+/// Sends the `n`th request at `start + n / rate` until `until`; each one's
+/// outcome comes out of the channel.
+fn start_ticker(
+    client: Client,
+    make: MakeRequest,
+    check: Check,
+    rate: f64,
+    clients: usize,
+    start: Instant,
+    until: Instant,
+) -> (std::thread::JoinHandle<()>, mpsc::UnboundedReceiver<Sent>) {
+    let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     // Timing comes from an OS thread: tokio's timer ticks in whole
     // milliseconds, which would send most requests up to 1 ms late and count
     // that in their latency; a thread sleeping to the instant is late by
     // tens of microseconds. It only spawns; the runtime sends.
-    let (results, mut finished) = mpsc::unbounded_channel::<Sent>();
+    let (results, finished) = mpsc::unbounded_channel::<Sent>();
     let runtime = tokio::runtime::Handle::current();
     let ticker = std::thread::spawn(move || {
         for n in 0u64.. {
@@ -245,15 +278,7 @@ pub async fn open_loop(
             });
         }
     });
-    // Ends when the ticker and every request it spawned have dropped their senders.
-    while let Some(outcome) = finished.recv().await {
-        collect(&mut result, outcome);
-    }
-    ticker
-        .join()
-        .map_err(|_| anyhow::anyhow!("the open-loop ticker panicked"))?;
-    result.figure.rate = done as f64 / duration.as_secs_f64();
-    Ok(result)
+    (ticker, finished)
 }
 
 struct Sent {
