@@ -18,12 +18,14 @@
 //! The modules: [`load`] (closed- and open-loop generators), [`references`],
 //! [`server`] (the server in this process or as a child, seeding, metrics),
 //! [`orders`], [`menu`], [`sse`] (a raw event-stream client), [`live`]
-//! (fan-out and memory), [`sys`] (fd limit, `/proc`) and [`report`].
+//! (fan-out and memory), [`parts`] (each part's figures in turn), [`sys`]
+//! (fd limit, `/proc`) and [`report`].
 
 mod live;
 mod load;
 mod menu;
 mod orders;
+mod parts;
 mod references;
 mod report;
 mod server;
@@ -32,15 +34,12 @@ mod sys;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
 use clap::{Parser, ValueEnum};
 
-use crate::load::Figure;
-use crate::report::{Report, Row};
-use crate::server::{BenchServer, ShopSpec};
+use crate::report::Report;
 
 /// mimalloc: the server is allocation-heavy (JSON, HTTP, small strings)
 /// across many threads, where glibc malloc showed up at ~13% of a profile.
@@ -147,6 +146,24 @@ impl Args {
     pub fn duration(&self) -> Duration {
         Duration::from_secs_f64(self.duration_secs)
     }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        ensure!(self.clients > 0, "--clients must be at least 1");
+        ensure!(
+            self.sessions > 0 && self.items > 0,
+            "--sessions and --items must be at least 1"
+        );
+        ensure!(
+            self.duration_secs > 0.0 && self.warmup_secs >= 0.0,
+            "--duration-secs must be positive"
+        );
+        ensure!(
+            self.fanout_rate > 0.0 && self.latency_rate.is_none_or(|r| r > 0.0),
+            "rates must be positive"
+        );
+        ensure!(!self.only.is_empty(), "--only names no part");
+        Ok(())
+    }
 }
 
 fn main() -> ExitCode {
@@ -176,58 +193,18 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> anyhow::Result<bool> {
-    ensure!(args.clients > 0, "--clients must be at least 1");
-    ensure!(
-        args.sessions > 0 && args.items > 0,
-        "--sessions and --items must be at least 1"
-    );
-    ensure!(
-        args.duration_secs > 0.0 && args.warmup_secs >= 0.0,
-        "--duration-secs must be positive"
-    );
-    ensure!(
-        args.fanout_rate > 0.0 && args.latency_rate.is_none_or(|r| r > 0.0),
-        "rates must be positive"
-    );
-    ensure!(!args.only.is_empty(), "--only names no part");
+    args.validate()?;
     let parent = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let dir = tempfile::Builder::new()
         .prefix("ordergate-bench-")
         .tempdir_in(&parent)
         .with_context(|| format!("cannot make a directory in {}", parent.display()))?;
-    let (warmup, duration) = (args.warmup(), args.duration());
 
     let fds = sys::raise_fd_limit();
     print_machine(dir.path(), &args, fds);
     let mut report = Report::default();
 
-    let mut raw = None;
-    let mut bare: Option<Figure> = None;
-    if args.runs(Part::Orders) {
-        eprintln!("[orders] raw SQLite BEGIN IMMEDIATE single-row inserts, one connection …");
-        let path = dir.path().join("raw.db");
-        raw = Some(
-            tokio::task::spawn_blocking(move || references::raw_sqlite(&path, warmup, duration))
-                .await??,
-        );
-    }
-    if args.runs(Part::Orders) || args.runs(Part::Menu) {
-        eprintln!(
-            "[orders] bare axum JSON endpoint, {} clients …",
-            args.clients
-        );
-        bare = Some(references::bare_endpoint(&args, warmup, duration).await?);
-    }
-    if let Some(raw) = &raw {
-        report.push(Row::reference(
-            "raw SQLite BEGIN IMMEDIATE 1-row tx (FULL)",
-            raw,
-        ));
-    }
-    if let Some(bare) = &bare {
-        report.push(Row::reference("bare axum JSON endpoint", bare));
-    }
-
+    let references = parts::measure_references(&args, dir.path(), &mut report).await?;
     let in_process = [
         Part::Orders,
         Part::Menu,
@@ -236,91 +213,7 @@ async fn run(args: Args) -> anyhow::Result<bool> {
         Part::Fanout,
     ];
     if in_process.iter().any(|&part| args.runs(part)) {
-        let server = BenchServer::start(&dir.path().join("ordergate.db")).await?;
-        let shop = Arc::new(server::seed(&server.base, &ShopSpec::main(&args)).await?);
-
-        let mut peak = None;
-        if args.runs(Part::Orders) {
-            eprintln!("[orders] new guest orders, {} clients …", args.clients);
-            let new_orders = orders::new_orders(&args, &server.base, &shop).await?;
-            eprintln!("[orders] replayed orders, {} clients …", args.clients);
-            let replays = orders::replays(&args, &server.base, &shop).await?;
-            if let Some(raw) = &raw {
-                report.push(Row::ratio(
-                    "new guest orders (SQLite FULL)",
-                    &new_orders,
-                    ("raw SQLite", raw),
-                    0.5,
-                ));
-            }
-            if let Some(bare) = &bare {
-                report.push(Row::ratio(
-                    "replayed orders (same key)",
-                    &replays,
-                    ("bare axum", bare),
-                    0.5,
-                ));
-            }
-            peak = Some(new_orders.rate);
-        }
-
-        if args.runs(Part::Menu) {
-            eprintln!("[menu] warm menu GETs, {} clients …", args.clients);
-            let bare = bare.as_ref().context("the bare endpoint ran")?;
-            menu::run(&args, &server.base, &shop, bare, &mut report).await?;
-        }
-
-        if args.runs(Part::Hot) {
-            let hot_shop = server::seed(&server.base, &ShopSpec::hot(&args)).await?;
-            eprintln!(
-                "[hot] {} clients, each ordering its own item …",
-                args.clients
-            );
-            let spread = orders::single_item_orders(&args, &server.base, &hot_shop, false).await?;
-            eprintln!("[hot] {} clients, all ordering one item …", args.clients);
-            let hot = orders::single_item_orders(&args, &server.base, &hot_shop, true).await?;
-            report.push(Row::reference(
-                &format!("orders, {} different items", args.clients),
-                &spread,
-            ));
-            report.push(Row::ratio(
-                &format!("orders, one hot item x {} clients", args.clients),
-                &hot,
-                ("different items", &spread),
-                0.5,
-            ));
-        }
-
-        if args.runs(Part::Latency) {
-            let peak = match peak {
-                Some(peak) => peak,
-                None if args.latency_rate.is_some() => 0.0,
-                None => {
-                    eprintln!(
-                        "[latency] new guest orders (closed loop, for the peak), {} clients …",
-                        args.clients
-                    );
-                    let peak = orders::new_orders(&args, &server.base, &shop).await?;
-                    report.push(Row::reference(
-                        "new guest orders (peak, closed loop)",
-                        &peak,
-                    ));
-                    peak.rate
-                }
-            };
-            let rate = args.latency_rate.unwrap_or(peak / 2.0);
-            eprintln!("[latency] new guest orders open-loop at {rate:.0}/s …");
-            orders::latency_at_rate(&args, &server.base, &shop, rate, &mut report).await?;
-        }
-
-        if args.runs(Part::Fanout) {
-            eprintln!(
-                "[fanout] {} staff-stream subscribers, {:.0} orders/s …",
-                args.fanout_subscribers, args.fanout_rate
-            );
-            live::fanout(&args, &server.base, &shop, &mut report).await?;
-        }
-        server.stop().await?;
+        parts::run_in_process(&args, dir.path(), &references, &mut report).await?;
     }
 
     if args.runs(Part::Memory) {
