@@ -149,6 +149,9 @@ fn item(
         price,
         topping_ids: toppings.to_vec(),
         max_toppings: Some(max),
+        allergens: vec![],
+        tags: vec![],
+        station: None,
     }
 }
 

@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::Rejection;
+use crate::allergens::is_allergen;
 use crate::validation::FieldErrors;
 
 pub const MAX_ITEMS: usize = 500;
 pub const MAX_TOPPINGS: usize = 200;
 pub const MAX_TOPPINGS_PER_ITEM: usize = 50;
 pub const MAX_PRICE: i64 = 100_000_000;
+pub const MAX_TAGS: usize = 16;
 
 /// Whether an inventory entry (and its id) belongs to a menu item or a topping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -77,6 +79,30 @@ pub struct MenuItemInput {
     pub topping_ids: Vec<Uuid>,
     /// How many toppings one line may carry; defaults to all of `toppingIds`.
     pub max_toppings: Option<i64>,
+    /// Codes from the fixed list in docs/api.md (the EU's 14 and Japan's 28).
+    #[serde(default)]
+    pub allergens: Vec<String>,
+    /// Dietary and other tags such as `vegetarian`, `vegan`, `halal`,
+    /// `gluten_free`, `spicy`: 1–32 of `[a-z0-9_]` each, at most 16.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Where the kitchen makes it (`bar`, `grill`), 1–32 characters.
+    pub station: Option<String>,
+}
+
+/// What an item declares besides its name and price: for guests choosing
+/// (allergens, dietary tags) and for the kitchen (its station).
+// The stores keep it as one JSON value, so details to come need no column.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ItemDetails {
+    #[serde(default)]
+    pub allergens: Vec<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub station: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -99,6 +125,8 @@ pub struct MenuItem {
     pub price: i64,
     pub topping_ids: Vec<Uuid>,
     pub max_toppings: i64,
+    #[serde(flatten)]
+    pub details: ItemDetails,
 }
 
 /// The active catalog of a shop. `version` 0 means no catalog was ever published.
@@ -190,6 +218,15 @@ impl CatalogInput {
             errors.text(&at("category"), &item.category, 1, 40);
             errors.range(at("price"), item.price, 0, MAX_PRICE);
             check_offered_toppings(&mut errors, i, &item.topping_ids, &topping_ids);
+            let details = check_details(
+                &mut errors,
+                i,
+                ItemDetails {
+                    allergens: item.allergens,
+                    tags: item.tags,
+                    station: item.station,
+                },
+            );
             let allowed = item.topping_ids.len() as i64;
             let max_toppings = item.max_toppings.unwrap_or(allowed);
             errors.range(at("maxToppings"), max_toppings, 0, allowed);
@@ -201,9 +238,50 @@ impl CatalogInput {
                 price: item.price,
                 topping_ids: item.topping_ids,
                 max_toppings,
+                details,
             });
         }
         errors.finish(ValidCatalog { toppings, items })
+    }
+}
+
+/// An item's details: known allergen codes and well-formed tags, none
+/// twice, and a station of 1–32 characters; trimmed as stored.
+fn check_details(errors: &mut FieldErrors, i: usize, details: ItemDetails) -> ItemDetails {
+    let mut seen = HashSet::new();
+    for (j, code) in details.allergens.iter().enumerate() {
+        let field = format!("items[{i}].allergens[{j}]");
+        if !is_allergen(code) {
+            errors.push(field, "not an allergen code of the documented list");
+        } else if !seen.insert(code) {
+            errors.push(field, "listed twice");
+        }
+    }
+    if details.tags.len() > MAX_TAGS {
+        errors.push(
+            format!("items[{i}].tags"),
+            format!("at most {MAX_TAGS} tags"),
+        );
+    }
+    let mut seen = HashSet::new();
+    for (j, tag) in details.tags.iter().enumerate() {
+        let field = format!("items[{i}].tags[{j}]");
+        let well_formed = (1..=32).contains(&tag.len())
+            && tag
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !well_formed {
+            errors.push(field, "1-32 of lowercase letters, digits and _");
+        } else if !seen.insert(tag) {
+            errors.push(field, "listed twice");
+        }
+    }
+    if let Some(station) = &details.station {
+        errors.text(&format!("items[{i}].station"), station, 1, 32);
+    }
+    ItemDetails {
+        station: details.station.map(|s| s.trim().to_owned()),
+        ..details
     }
 }
 
@@ -270,6 +348,9 @@ mod tests {
             price: 900,
             topping_ids,
             max_toppings: None,
+            allergens: vec![],
+            tags: vec![],
+            station: None,
         }
     }
 
@@ -317,6 +398,64 @@ mod tests {
                 "items[0].toppingIds[2]",
                 "items[0].maxToppings",
             ]
+        );
+    }
+
+    #[test]
+    fn details_take_known_allergens_plain_tags_and_a_short_station() {
+        let mut curry = item("Curry", vec![]);
+        curry.allergens = vec!["wheat".into(), "milk".into()];
+        curry.tags = vec!["spicy".into(), "gluten_free".into()];
+        curry.station = Some(" grill ".into());
+        let valid = CatalogInput {
+            toppings: vec![],
+            items: vec![curry],
+        }
+        .validate(|_| None)
+        .unwrap();
+        assert_eq!(
+            valid.items[0].details,
+            ItemDetails {
+                allergens: vec!["wheat".into(), "milk".into()],
+                tags: vec!["spicy".into(), "gluten_free".into()],
+                station: Some("grill".into()),
+            },
+            "kept in the order given; the station trimmed"
+        );
+
+        let mut bad = item("Curry", vec![]);
+        bad.allergens = vec!["peanut".into(), "nuts".into(), "peanut".into()];
+        bad.tags = vec![
+            "Vegan".into(),
+            "halal".into(),
+            "halal".into(),
+            String::new(),
+        ];
+        bad.station = Some("  ".into());
+        let input = CatalogInput {
+            toppings: vec![],
+            items: vec![bad],
+        };
+        assert_eq!(
+            fields(input.validate(|_| None).unwrap_err()),
+            [
+                "items[0].allergens[1]",
+                "items[0].allergens[2]",
+                "items[0].tags[0]",
+                "items[0].tags[2]",
+                "items[0].tags[3]",
+                "items[0].station",
+            ]
+        );
+        let mut many = item("Curry", vec![]);
+        many.tags = (0..=MAX_TAGS).map(|n| format!("tag{n}")).collect();
+        let input = CatalogInput {
+            toppings: vec![],
+            items: vec![many],
+        };
+        assert_eq!(
+            fields(input.validate(|_| None).unwrap_err()),
+            ["items[0].tags"]
         );
     }
 

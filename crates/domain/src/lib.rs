@@ -2,6 +2,7 @@
 //! decide what is valid. Nothing here does I/O, so every rule can be unit
 //! tested beside its code and reused unchanged by every storage backend.
 
+pub mod allergens;
 pub mod audit;
 pub mod catalog;
 pub mod clock;

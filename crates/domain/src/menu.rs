@@ -37,6 +37,9 @@ pub struct MenuEntry {
     pub sold_out_until: Option<DateTime<Utc>>,
     pub max_toppings: i64,
     pub toppings: Vec<MenuTopping>,
+    /// Allergen codes (docs/api.md has the list).
+    pub allergens: Vec<String>,
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -99,6 +102,8 @@ impl Menu {
                         .iter()
                         .filter_map(|id| toppings.get(id).cloned())
                         .collect(),
+                    allergens: item.details.allergens.clone(),
+                    tags: item.details.tags.clone(),
                 }
             })
             .collect();
@@ -159,6 +164,7 @@ mod tests {
                     price: 900,
                     topping_ids: vec![cheese],
                     max_toppings: 1,
+                    details: Default::default(),
                 })
                 .collect(),
         };

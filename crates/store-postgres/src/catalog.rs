@@ -89,20 +89,24 @@ async fn upsert_items(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<
         .iter()
         .map(|i| serde_json::to_string(&i.topping_ids))
         .collect::<Result<Vec<_>, _>>()?;
+    let details = items
+        .iter()
+        .map(|i| serde_json::to_string(&i.details))
+        .collect::<Result<Vec<_>, _>>()?;
     sqlx::query(
         "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
-                                 topping_ids, max_toppings, position, retired)
+                                 topping_ids, max_toppings, details, position, retired)
          select $1, m.menu_item_id, m.name, m.description, m.category, m.price,
-                m.topping_ids, m.max_toppings, m.position, false
+                m.topping_ids, m.max_toppings, m.details, m.position, false
          from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[],
-                     $7::text[], $8::bigint[], $9::bigint[])
+                     $7::text[], $8::bigint[], $9::text[], $10::bigint[])
              as m (menu_item_id, name, description, category, price, topping_ids,
-                   max_toppings, position)
+                   max_toppings, details, position)
          on conflict (shop_id, menu_item_id) do update set
              name = excluded.name, description = excluded.description,
              category = excluded.category, price = excluded.price,
              topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
-             position = excluded.position, retired = false",
+             details = excluded.details, position = excluded.position, retired = false",
     )
     .bind(shop_id)
     .bind(items.iter().map(|i| i.menu_item_id).collect::<Vec<_>>())
@@ -117,6 +121,7 @@ async fn upsert_items(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<
     .bind(items.iter().map(|i| i.price).collect::<Vec<_>>())
     .bind(topping_ids)
     .bind(items.iter().map(|i| i.max_toppings).collect::<Vec<_>>())
+    .bind(details)
     .bind(positions(items.len()))
     .execute(tx.conn())
     .await?;
@@ -181,7 +186,8 @@ pub(crate) async fn get(conn: &mut PgConnection, shop_id: Uuid) -> Result<Catalo
     .fetch_all(&mut *conn)
     .await?;
     let items = sqlx::query(
-        "select menu_item_id, name, description, category, price, topping_ids, max_toppings
+        "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
+                details
          from menu_items where shop_id = $1 and not retired order by position",
     )
     .bind(shop_id)
@@ -204,13 +210,13 @@ pub(crate) async fn menu_items(
 ) -> Result<HashMap<Uuid, ItemLookup>, PgError> {
     let items = sqlx::query(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
-                retired
+                details, retired
          from menu_items where shop_id = $1 and menu_item_id = any($2)",
     )
     .bind(shop_id)
     .bind(ids)
     .try_map(|row: PgRow| {
-        let retired: bool = row.try_get(7)?;
+        let retired: bool = row.try_get(8)?;
         let item = menu_item_from_row(row)?;
         Ok((item.menu_item_id, ItemLookup::found(item, retired)))
     })
@@ -254,5 +260,6 @@ fn menu_item_from_row(row: PgRow) -> sqlx::Result<MenuItem> {
         price: row.try_get(4)?,
         topping_ids: json(&row, 5)?,
         max_toppings: row.try_get(6)?,
+        details: json(&row, 7)?,
     })
 }

@@ -75,13 +75,13 @@ pub(crate) fn put(
 fn upsert_items(conn: &Connection, shop: &str, items: &[MenuItem]) -> Result<(), SqliteError> {
     let mut upsert_item = conn.prepare_cached(
         "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
-                                 topping_ids, max_toppings, position, retired)
-         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)
+                                 topping_ids, max_toppings, details, position, retired)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)
          on conflict (shop_id, menu_item_id) do update set
              name = excluded.name, description = excluded.description,
              category = excluded.category, price = excluded.price,
              topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
-             position = excluded.position, retired = 0",
+             details = excluded.details, position = excluded.position, retired = 0",
     )?;
     for (position, item) in items.iter().enumerate() {
         upsert_item.execute(params![
@@ -93,6 +93,7 @@ fn upsert_items(conn: &Connection, shop: &str, items: &[MenuItem]) -> Result<(),
             item.price,
             serde_json::to_string(&item.topping_ids)?,
             item.max_toppings,
+            serde_json::to_string(&item.details)?,
             position as i64
         ])?;
     }
@@ -126,7 +127,8 @@ pub(crate) fn get(conn: &Connection, shop_id: Uuid) -> Result<Catalog, SqliteErr
         .query_map([&shop], topping_from_row)?
         .collect::<Result<_, _>>()?;
     let mut stmt = conn.prepare_cached(
-        "select menu_item_id, name, description, category, price, topping_ids, max_toppings
+        "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
+                details
          from menu_items where shop_id = ?1 and retired = 0 order by position",
     )?;
     let items = stmt
@@ -148,12 +150,12 @@ pub(crate) fn menu_item(
 ) -> Result<Option<(MenuItem, bool)>, SqliteError> {
     let mut stmt = conn.prepare_cached(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
-                retired
+                details, retired
          from menu_items where shop_id = ?1 and menu_item_id = ?2",
     )?;
     let item = stmt
         .query_row(params![shop, menu_item_id.to_string()], |row| {
-            Ok((menu_item_from_row(row)?, row.get(7)?))
+            Ok((menu_item_from_row(row)?, row.get(8)?))
         })
         .optional()?;
     Ok(item)
@@ -190,5 +192,6 @@ fn menu_item_from_row(row: &Row) -> rusqlite::Result<MenuItem> {
         price: row.get(4)?,
         topping_ids: json(row, 5)?,
         max_toppings: row.get(6)?,
+        details: json(row, 7)?,
     })
 }

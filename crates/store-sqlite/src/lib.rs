@@ -46,6 +46,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0001_foundation.sql")),
         M::up(include_str!("../migrations/0002_exactly_once.sql")),
         M::up(include_str!("../migrations/0003_guest_access.sql")),
+        M::up(include_str!("../migrations/0004_item_details.sql")),
     ])
 }
 

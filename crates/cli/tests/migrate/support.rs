@@ -540,7 +540,8 @@ impl Shop {
             ],
             "items": [
                 {"menuItemId": shop.curry, "name": "Curry", "category": "Mains", "price": 900,
-                 "toppingIds": [shop.cheese, shop.egg], "maxToppings": 2},
+                 "toppingIds": [shop.cheese, shop.egg], "maxToppings": 2,
+                 "allergens": ["wheat", "milk"], "tags": ["spicy"], "station": "stove"},
                 {"menuItemId": shop.soup, "name": "Miso soup", "category": "Sides", "price": 300},
                 {"menuItemId": shop.beer, "name": "Beer", "category": "Drinks", "price": 600}
             ]

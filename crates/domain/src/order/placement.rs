@@ -157,6 +157,7 @@ mod tests {
             price,
             topping_ids: toppings.to_vec(),
             max_toppings: 2,
+            details: Default::default(),
         })
     }
 

@@ -149,6 +149,7 @@ mod tests {
             price: 900,
             topping_ids: vec![cheese, egg],
             max_toppings: 1,
+            details: Default::default(),
         };
         let lookup = |id| {
             if id == curry {

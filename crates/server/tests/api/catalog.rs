@@ -124,6 +124,53 @@ async fn invalid_catalogs_report_every_field_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn items_declare_allergens_tags_and_a_station_that_guests_see() {
+    let app = TestApp::spawn().await;
+    let (shop, _) = app.shop_with_menu().await;
+    let curry = Uuid::new_v4().to_string();
+    let stored = app
+        .put_catalog(
+            &shop,
+            json!({"items": [{
+                "menuItemId": curry, "name": "Katsu curry", "category": "Mains", "price": 1100,
+                "allergens": ["wheat", "egg", "pork"], "tags": ["spicy"], "station": "fryer"
+            }]}),
+        )
+        .await;
+    let item = &stored.assert_status(200)["items"][0];
+    assert_eq!(item["allergens"], json!(["wheat", "egg", "pork"]));
+    assert_eq!(
+        (&item["tags"], &item["station"]),
+        (&json!(["spicy"]), &json!("fryer"))
+    );
+
+    let menu = app.menu(&shop).await;
+    let shown = find(&menu.assert_status(200)["items"], "menuItemId", &curry);
+    assert_eq!(shown["allergens"], json!(["wheat", "egg", "pork"]));
+    assert_eq!(shown["tags"], json!(["spicy"]));
+
+    let before = app.get_catalog(&shop).await.body;
+    let refused = app
+        .put_catalog(
+            &shop,
+            json!({"items": [{
+                "name": "Curry", "category": "Mains", "price": 900,
+                "allergens": ["nuts"], "tags": ["Vegan"], "station": ""
+            }]}),
+        )
+        .await;
+    assert_eq!(
+        refused.invalid_fields(),
+        [
+            "items[0].allergens[0]",
+            "items[0].tags[0]",
+            "items[0].station"
+        ]
+    );
+    assert_eq!(app.get_catalog(&shop).await.body, before, "nothing changed");
+}
+
+#[tokio::test]
 async fn catalog_of_an_unknown_shop_is_not_found() {
     let app = TestApp::spawn().await;
     let unknown = Uuid::new_v4().to_string();

@@ -49,7 +49,8 @@ async fn menu_lists_items_in_order_with_toppings_and_stock() {
                  "soldOut": false, "soldOutUntil": null},
                 {"toppingId": ids.egg, "name": "Egg", "price": 80, "stock": 0, "soldOut": true,
                  "soldOutUntil": null}
-            ]
+            ],
+            "allergens": [], "tags": []
         })
     );
     assert_eq!(find(&body["items"], "menuItemId", &ids.soup)["stock"], 4);

@@ -148,6 +148,9 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
             price: 900,
             topping_ids: vec![],
             max_toppings: None,
+            allergens: vec![],
+            tags: vec![],
+            station: None,
         }],
     };
     store

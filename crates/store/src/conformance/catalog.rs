@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use ordergate_domain::Rejection;
 use ordergate_domain::catalog::{
-    Catalog, CatalogInput, ItemKind, MenuItem, MenuItemInput, Topping,
+    Catalog, CatalogInput, ItemDetails, ItemKind, MenuItem, MenuItemInput, Topping,
 };
 use uuid::Uuid;
 
@@ -66,6 +66,7 @@ pub async fn catalog_first_put_is_version_one_keeping_given_ids_and_assigning_mi
                 price: 900,
                 topping_ids: vec![cheese],
                 max_toppings: 1,
+                details: Default::default(),
             },
             MenuItem {
                 menu_item_id: ramen,
@@ -75,6 +76,7 @@ pub async fn catalog_first_put_is_version_one_keeping_given_ids_and_assigning_mi
                 price: 850,
                 topping_ids: vec![cheese],
                 max_toppings: 1,
+                details: Default::default(),
             },
         ],
     };
@@ -231,6 +233,42 @@ pub async fn catalog_put_cannot_change_the_kind_of_an_id(store: &dyn Store) {
         ["items[0].menuItemId"]
     );
     assert_eq!(ok(store.get_catalog(p.shop_id).await).version, 2);
+}
+
+pub async fn catalog_items_keep_their_details_and_the_menu_shows_them(store: &dyn Store) {
+    let p = published(store).await;
+    let declared = ItemDetails {
+        allergens: vec!["wheat".into(), "egg".into()],
+        tags: vec!["spicy".into()],
+        station: Some("grill".into()),
+    };
+    let second = CatalogInput {
+        toppings: vec![topping(Some(p.cheese), "Cheese", 100)],
+        items: vec![
+            MenuItemInput {
+                allergens: declared.allergens.clone(),
+                tags: declared.tags.clone(),
+                station: declared.station.clone(),
+                ..item(Some(p.curry), "Curry", 900, vec![p.cheese])
+            },
+            item(Some(p.ramen), "Ramen", 850, vec![]),
+        ],
+    };
+    let catalog = ok(store.put_catalog(p.shop_id, second, instant()).await);
+    assert_eq!(catalog.items[0].details, declared);
+    assert_eq!(catalog.items[1].details, ItemDetails::default());
+    assert_eq!(ok(store.get_catalog(p.shop_id).await), catalog);
+    let source = ok(store.menu_source(p.shop_id).await);
+    assert_eq!(source.catalog, catalog, "what the menu is built from");
+
+    // A later catalog that declares nothing clears them.
+    let plain = CatalogInput {
+        toppings: vec![],
+        items: vec![item(Some(p.curry), "Curry", 900, vec![])],
+    };
+    let catalog = ok(store.put_catalog(p.shop_id, plain, instant()).await);
+    assert_eq!(catalog.items[0].details, ItemDetails::default());
+    assert_eq!(ok(store.get_catalog(p.shop_id).await), catalog);
 }
 
 pub async fn catalog_put_for_an_unknown_shop_is_not_found(store: &dyn Store) {

@@ -104,6 +104,9 @@ pub(super) fn item(
         price,
         topping_ids,
         max_toppings: None,
+        allergens: vec![],
+        tags: vec![],
+        station: None,
     }
 }
 
