@@ -106,7 +106,7 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         toppings: toppings(topping_ids),
         items: items(topping_ids),
     };
-    let catalog = store.put_catalog(shop.shop_id, menu, now).await?;
+    let catalog = store.put_catalog(shop.shop_id, menu, None, now).await?;
     let [_, bacon, _, _, avocado] = topping_ids;
     track_stock(store, shop.shop_id, &catalog, bacon, avocado).await?;
     let tables = open_tables(store, shop.shop_id).await?;

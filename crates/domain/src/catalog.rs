@@ -146,6 +146,15 @@ impl Catalog {
     }
 }
 
+/// Whether an edit made against `expected` (the version its editor read;
+/// `None`: whatever is there) may replace the catalog now at `current`.
+pub fn check_edit_base(expected: Option<i64>, current: i64) -> Result<(), Rejection> {
+    match expected {
+        Some(expected) if expected != current => Err(Rejection::CatalogVersionConflict { current }),
+        _ => Ok(()),
+    }
+}
+
 /// A catalog that passed validation, with every id assigned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidCatalog {
@@ -456,6 +465,16 @@ mod tests {
         assert_eq!(
             fields(input.validate(|_| None).unwrap_err()),
             ["items[0].tags"]
+        );
+    }
+
+    #[test]
+    fn an_edit_must_start_from_the_current_version_when_it_names_one() {
+        assert_eq!(check_edit_base(None, 7), Ok(()));
+        assert_eq!(check_edit_base(Some(7), 7), Ok(()));
+        assert_eq!(
+            check_edit_base(Some(6), 7),
+            Err(Rejection::CatalogVersionConflict { current: 7 })
         );
     }
 

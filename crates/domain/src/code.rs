@@ -37,10 +37,11 @@ pub enum ErrorCode {
     Internal,
     Unavailable,
     CatalogNotReady,
+    CatalogVersionConflict,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 33] = [
+    pub const ALL: [ErrorCode; 34] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -74,6 +75,7 @@ impl ErrorCode {
         ErrorCode::Internal,
         ErrorCode::Unavailable,
         ErrorCode::CatalogNotReady,
+        ErrorCode::CatalogVersionConflict,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -111,6 +113,7 @@ impl ErrorCode {
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::CatalogNotReady => "CATALOG_NOT_READY",
+            ErrorCode::CatalogVersionConflict => "CATALOG_VERSION_CONFLICT",
         }
     }
 
@@ -132,6 +135,7 @@ impl ErrorCode {
             | ErrorCode::VersionConflict
             | ErrorCode::InvalidTransition => 409,
             ErrorCode::SessionClosed => 410,
+            ErrorCode::CatalogVersionConflict => 412,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::ValidationFailed
@@ -185,6 +189,7 @@ impl ErrorCode {
             ErrorCode::Internal => "Internal error",
             ErrorCode::Unavailable => "Service unavailable",
             ErrorCode::CatalogNotReady => "Catalog not ready",
+            ErrorCode::CatalogVersionConflict => "The catalog changed since you last read it",
         }
     }
 
@@ -243,6 +248,7 @@ mod tests {
                 ("INTERNAL", 500),
                 ("UNAVAILABLE", 503),
                 ("CATALOG_NOT_READY", 503),
+                ("CATALOG_VERSION_CONFLICT", 412),
             ]
         );
     }

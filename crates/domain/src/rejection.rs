@@ -18,6 +18,9 @@ pub enum Rejection {
     TableOccupied { table_label: String },
     #[error("the shop has not published a catalog yet")]
     CatalogNotReady,
+    /// Another edit replaced the catalog since the version the editor read.
+    #[error("the catalog is at version {current}")]
+    CatalogVersionConflict { current: i64 },
     #[error("item {item_id} has no tracked stock to add to")]
     StockNotTracked { item_id: Uuid },
     #[error("wrong or missing session PIN")]
@@ -89,6 +92,7 @@ impl Rejection {
             Rejection::ItemUnavailable { .. } => ErrorCode::ItemUnavailable,
             Rejection::InvalidTopping { .. } => ErrorCode::InvalidTopping,
             Rejection::VersionConflict { .. } => ErrorCode::VersionConflict,
+            Rejection::CatalogVersionConflict { .. } => ErrorCode::CatalogVersionConflict,
             Rejection::InvalidTransition { .. } => ErrorCode::InvalidTransition,
         }
     }

@@ -126,7 +126,10 @@ impl From<Rejection> for ApiError {
             | Rejection::ItemUnavailable { line, menu_item_id } => error
                 .with("field", format!("items[{line}].menuItemId"))
                 .with("menuItemId", menu_item_id),
-            Rejection::VersionConflict { current } => error.with("currentVersion", current),
+            Rejection::VersionConflict { current }
+            | Rejection::CatalogVersionConflict { current } => {
+                error.with("currentVersion", current)
+            }
             Rejection::InvalidTransition { from, to } => error.with("from", from).with("to", to),
             Rejection::InvalidTopping {
                 line, topping_id, ..
@@ -185,6 +188,10 @@ fn detail(rejection: &Rejection) -> String {
         Rejection::ItemUnavailable { line, .. } => {
             format!("line {line} names an item no longer on the menu")
         }
+        Rejection::CatalogVersionConflict { current } => format!(
+            "the catalog is now at version {current}: someone else saved it; reload, \
+             apply your changes again and save"
+        ),
         Rejection::VersionConflict { current } => {
             format!("the order is now at version {current}; read it again before changing it")
         }

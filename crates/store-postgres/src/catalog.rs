@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
-use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping, ValidCatalog};
+use ordergate_domain::catalog::{
+    Catalog, CatalogInput, ItemKind, MenuItem, Topping, ValidCatalog, check_edit_base,
+};
 use ordergate_domain::order::ItemLookup;
 use ordergate_store::Change;
 use sqlx::Row;
@@ -19,11 +21,13 @@ pub(crate) async fn put(
     tx: &mut Tx,
     shop_id: Uuid,
     input: CatalogInput,
+    expected_version: Option<i64>,
     now: Timestamp,
 ) -> Result<Catalog, PgError> {
-    // Catalog writers of one shop take turns: the kinds validated against
-    // stay true until this one commits.
-    shops::lock_for_catalog(tx.conn(), shop_id).await?;
+    // Catalog writers of one shop take turns: the version checked and the
+    // kinds validated against stay true until this one commits.
+    let current = shops::lock_for_catalog(tx.conn(), shop_id).await?;
+    check_edit_base(expected_version, current)?;
     let known = known_kinds(tx.conn(), shop_id).await?;
     let valid = input.validate(|id| known.get(&id).copied())?;
 

@@ -44,10 +44,13 @@ impl Store for PgStore {
         &self,
         shop_id: Uuid,
         input: CatalogInput,
+        expected_version: Option<i64>,
         now: Timestamp,
     ) -> StoreResult<Catalog> {
-        self.detached(move |pg| async move { pg.put_catalog(shop_id, input, now).await })
-            .await
+        self.detached(move |pg| async move {
+            pg.put_catalog(shop_id, input, expected_version, now).await
+        })
+        .await
     }
 
     async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog> {

@@ -50,10 +50,11 @@ impl Pg {
         &self,
         shop_id: Uuid,
         input: CatalogInput,
+        expected_version: Option<i64>,
         now: Timestamp,
     ) -> StoreResult<Catalog> {
         let mut tx = self.begin().await?;
-        let result = catalog::put(&mut tx, shop_id, input, now).await;
+        let result = catalog::put(&mut tx, shop_id, input, expected_version, now).await;
         self.finish(tx, result).await
     }
 

@@ -63,11 +63,13 @@ pub(crate) async fn require(conn: &mut PgConnection, shop_id: Uuid) -> Result<Sh
 pub(crate) async fn lock_for_catalog(
     conn: &mut PgConnection,
     shop_id: Uuid,
-) -> Result<(), PgError> {
-    sqlx::query("select 1 from shops where shop_id = $1 for no key update")
-        .bind(shop_id)
-        .fetch_optional(conn)
-        .await?
-        .ok_or(Rejection::NotFound("shop"))?;
-    Ok(())
+) -> Result<i64, PgError> {
+    let version = sqlx::query_scalar(
+        "select catalog_version from shops where shop_id = $1 for no key update",
+    )
+    .bind(shop_id)
+    .fetch_optional(conn)
+    .await?
+    .ok_or(Rejection::NotFound("shop"))?;
+    Ok(version)
 }

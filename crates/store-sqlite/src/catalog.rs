@@ -1,7 +1,9 @@
 use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
-use ordergate_domain::catalog::{Catalog, CatalogInput, ItemKind, MenuItem, Topping};
+use ordergate_domain::catalog::{
+    Catalog, CatalogInput, ItemKind, MenuItem, Topping, check_edit_base,
+};
 use ordergate_store::Change;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
@@ -14,9 +16,11 @@ pub(crate) fn put(
     conn: &Connection,
     shop_id: Uuid,
     input: CatalogInput,
+    expected_version: Option<i64>,
     now: Timestamp,
 ) -> Result<Catalog, SqliteError> {
     shops::require(conn, shop_id)?;
+    check_edit_base(expected_version, version(conn, &shop_id.to_string())?)?;
     let known = known_kinds(conn, shop_id)?;
     let valid = input.validate(|id| known.get(&id).copied())?;
     let shop = shop_id.to_string();
@@ -111,14 +115,17 @@ fn known_kinds(conn: &Connection, shop_id: Uuid) -> Result<HashMap<Uuid, ItemKin
     Ok(kinds)
 }
 
+/// The shop's catalog version; callers check the shop exists.
+fn version(conn: &Connection, shop: &str) -> Result<i64, SqliteError> {
+    Ok(conn
+        .prepare_cached("select catalog_version from shops where shop_id = ?1")?
+        .query_row([shop], |row| row.get(0))?)
+}
+
 /// The active catalog; callers check the shop exists.
 pub(crate) fn get(conn: &Connection, shop_id: Uuid) -> Result<Catalog, SqliteError> {
     let shop = shop_id.to_string();
-    let version: i64 = conn.query_row(
-        "select catalog_version from shops where shop_id = ?1",
-        [&shop],
-        |row| row.get(0),
-    )?;
+    let version = version(conn, &shop)?;
     let mut stmt = conn.prepare_cached(
         "select topping_id, name, price from toppings
          where shop_id = ?1 and retired = 0 order by position",

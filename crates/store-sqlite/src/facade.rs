@@ -59,9 +59,10 @@ impl Store for SqliteStore {
         &self,
         shop_id: Uuid,
         input: CatalogInput,
+        expected_version: Option<i64>,
         now: Timestamp,
     ) -> StoreResult<Catalog> {
-        self.write(move |tx| catalog::put(tx, shop_id, input, now))
+        self.write(move |tx| catalog::put(tx, shop_id, input, expected_version, now))
             .await
     }
 

@@ -98,10 +98,14 @@ pub trait Store: Send + Sync + 'static {
     /// creates an untracked inventory entry for every new id, bumps the version.
     /// Validation runs inside the transaction, where the kinds of existing
     /// ids are known.
+    /// `expected_version`, when given, is the version the edit was made
+    /// against: another edit since → `CatalogVersionConflict`, nothing
+    /// changed.
     async fn put_catalog(
         &self,
         shop_id: Uuid,
         catalog: CatalogInput,
+        expected_version: Option<i64>,
         now: Timestamp,
     ) -> StoreResult<Catalog>;
     /// The active catalog; version 0 and empty when never published.

@@ -171,6 +171,46 @@ async fn items_declare_allergens_tags_and_a_station_that_guests_see() {
 }
 
 #[tokio::test]
+async fn concurrent_editors_of_one_version_save_once_and_the_rest_are_told() {
+    let app = TestApp::spawn().await;
+    let (shop, ids) = app.shop_with_menu().await;
+    let read = app.get_catalog(&shop).await;
+    let etag = read
+        .header("etag")
+        .expect("the catalog's version")
+        .to_owned();
+    assert_eq!(etag, "\"1\"");
+
+    let edit = |price: i64| {
+        let mut catalog = ids.catalog();
+        catalog["items"][0]["price"] = json!(price);
+        app.put_catalog_if_match(&shop, &etag, catalog)
+    };
+    let replies = futures_util::future::join_all((0..8).map(|n| edit(1000 + n))).await;
+    let mut statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 412, 412, 412, 412, 412, 412, 412]);
+
+    let saved = app.get_catalog(&shop).await;
+    assert_eq!(saved.body["version"], 2);
+    assert_eq!(saved.header("etag"), Some("\"2\""));
+
+    let stale = app.put_catalog_if_match(&shop, &etag, ids.catalog()).await;
+    stale.assert_problem(412, "CATALOG_VERSION_CONFLICT");
+    assert_eq!(stale.body["currentVersion"], 2);
+    app.put_catalog_if_match(&shop, "\"2\"", ids.catalog())
+        .await
+        .assert_status(200);
+    app.put_catalog_if_match(&shop, "*", ids.catalog())
+        .await
+        .assert_status(200);
+    app.put_catalog_if_match(&shop, "W/\"4\"", ids.catalog())
+        .await
+        .assert_problem(400, "MALFORMED_REQUEST");
+    assert_eq!(app.get_catalog(&shop).await.body["version"], 4);
+}
+
+#[tokio::test]
 async fn catalog_of_an_unknown_shop_is_not_found() {
     let app = TestApp::spawn().await;
     let unknown = Uuid::new_v4().to_string();

@@ -334,6 +334,16 @@ impl TestApp {
         .await
     }
 
+    /// A catalog PUT made against the version `etag` names.
+    pub async fn put_catalog_if_match(&self, shop: &str, etag: &str, body: Value) -> Reply {
+        Self::send(
+            self.staff(Method::PUT, &format!("/api/v1/shops/{shop}/catalog"))
+                .header("if-match", etag)
+                .json(&body),
+        )
+        .await
+    }
+
     pub async fn get_catalog(&self, shop: &str) -> Reply {
         Self::send(self.staff(Method::GET, &format!("/api/v1/shops/{shop}/catalog"))).await
     }

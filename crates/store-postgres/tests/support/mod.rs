@@ -154,7 +154,7 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
         }],
     };
     store
-        .put_catalog(shop.shop_id, input, now)
+        .put_catalog(shop.shop_id, input, None, now)
         .await
         .expect("publish the catalog");
     let change = InventoryUpdate {

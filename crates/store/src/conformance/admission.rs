@@ -464,6 +464,7 @@ pub async fn order_before_a_catalog_is_published_is_catalog_not_ready(store: &dy
                 toppings: vec![],
                 items: vec![item(Some(curry), "Curry", 900, vec![])],
             },
+            None,
             t + secs(2),
         )
         .await);
@@ -555,7 +556,7 @@ pub async fn order_for_a_retired_item_is_item_unavailable(store: &dyn Store) {
         items: vec![item(Some(p.curry), "Curry", 900, vec![p.cheese])],
     };
     ok(store
-        .put_catalog(p.shop_id, without_ramen, t + secs(1))
+        .put_catalog(p.shop_id, without_ramen, None, t + secs(1))
         .await);
 
     let cmd = guest_order(
@@ -581,7 +582,9 @@ pub async fn order_for_a_retired_item_is_item_unavailable(store: &dyn Store) {
     );
 
     // Back on the menu, the same request is placed.
-    ok(store.put_catalog(p.shop_id, p.input(), t + secs(3)).await);
+    ok(store
+        .put_catalog(p.shop_id, p.input(), None, t + secs(3))
+        .await);
     let again = retry(&cmd, t + secs(4));
     placed(store.place(again.clone()).await);
     assert_eq!(
@@ -633,7 +636,9 @@ pub async fn order_with_a_topping_not_offered_is_invalid_topping(store: &dyn Sto
             ),
         ],
     };
-    ok(store.put_catalog(shop.shop_id, catalog(true), t).await);
+    ok(store
+        .put_catalog(shop.shop_id, catalog(true), None, t)
+        .await);
     let session = open_table(store, shop.shop_id, "T1").await;
     let id = session.session_id;
     let stranger = Uuid::new_v4();
@@ -685,7 +690,7 @@ pub async fn order_with_a_topping_not_offered_is_invalid_topping(store: &dyn Sto
 
     // Nori retired: the same request is refused now.
     ok(store
-        .put_catalog(shop.shop_id, catalog(false), t + secs(7))
+        .put_catalog(shop.shop_id, catalog(false), None, t + secs(7))
         .await);
     let retired = attempt(vec![line(ramen, 1, &[nori])], 8);
     assert_eq!(

@@ -44,7 +44,7 @@ pub async fn audit_records_one_row_for_every_order_outcome_past_the_credentials(
     let mut input: CatalogInput = p.input();
     input.items.retain(|i| i.menu_item_id != Some(p.ramen));
     input.items.push(item(Some(udon), "Udon", 700, vec![]));
-    ok(store.put_catalog(shop_id, input, t).await);
+    ok(store.put_catalog(shop_id, input, None, t).await);
     ok(store
         .update_inventory(shop_id, udon, set_stock(Some(0), t), STAFF, t)
         .await);

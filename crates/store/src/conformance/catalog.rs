@@ -31,7 +31,9 @@ pub async fn catalog_first_put_is_version_one_keeping_given_ids_and_assigning_mi
             },
         ],
     };
-    let catalog = ok(store.put_catalog(shop.shop_id, input, instant()).await);
+    let catalog = ok(store
+        .put_catalog(shop.shop_id, input, None, instant())
+        .await);
 
     let egg = catalog.toppings[1].topping_id;
     let ramen = catalog.items[1].menu_item_id;
@@ -104,7 +106,7 @@ pub async fn catalog_put_retires_items_left_out(store: &dyn Store) {
         toppings: vec![topping(Some(p.cheese), "Mozzarella", 120)],
         items: vec![item(Some(p.curry), "Curry", 950, vec![p.cheese])],
     };
-    let catalog = ok(store.put_catalog(p.shop_id, second, instant()).await);
+    let catalog = ok(store.put_catalog(p.shop_id, second, None, instant()).await);
     assert_eq!(catalog.version, 2);
     assert_eq!(ok(store.get_catalog(p.shop_id).await), catalog);
     let item_ids: Vec<Uuid> = catalog.items.iter().map(|i| i.menu_item_id).collect();
@@ -134,6 +136,7 @@ pub async fn catalog_put_retires_items_left_out(store: &dyn Store) {
                 toppings: vec![],
                 items: vec![],
             },
+            None,
             instant(),
         )
         .await);
@@ -163,7 +166,10 @@ pub async fn catalog_put_restores_a_retired_item_with_its_stock(store: &dyn Stor
         items: vec![item(Some(p.curry), "Curry", 900, vec![p.cheese])],
     };
     assert_eq!(
-        ok(store.put_catalog(p.shop_id, without_ramen, instant()).await).version,
+        ok(store
+            .put_catalog(p.shop_id, without_ramen, None, instant())
+            .await)
+        .version,
         2
     );
     assert!(
@@ -172,7 +178,9 @@ pub async fn catalog_put_restores_a_retired_item_with_its_stock(store: &dyn Stor
             .any(|i| i.item_id == p.ramen)
     );
 
-    let again = ok(store.put_catalog(p.shop_id, p.input(), instant()).await);
+    let again = ok(store
+        .put_catalog(p.shop_id, p.input(), None, instant())
+        .await);
     assert_eq!(again.version, 3);
     assert_eq!(
         again
@@ -199,7 +207,11 @@ pub async fn catalog_put_cannot_change_the_kind_of_an_id(store: &dyn Store) {
         items: vec![item(Some(p.ramen), "Ramen", 850, vec![])],
     };
     assert_eq!(
-        validation_fields(store.put_catalog(p.shop_id, as_topping, instant()).await),
+        validation_fields(
+            store
+                .put_catalog(p.shop_id, as_topping, None, instant())
+                .await
+        ),
         ["toppings[0].toppingId"]
     );
     assert_eq!(
@@ -215,7 +227,7 @@ pub async fn catalog_put_cannot_change_the_kind_of_an_id(store: &dyn Store) {
     };
     assert_eq!(
         ok(store
-            .put_catalog(p.shop_id, without_cheese, instant())
+            .put_catalog(p.shop_id, without_cheese, None, instant())
             .await)
         .version,
         2
@@ -227,7 +239,7 @@ pub async fn catalog_put_cannot_change_the_kind_of_an_id(store: &dyn Store) {
     assert_eq!(
         validation_fields(
             store
-                .put_catalog(p.shop_id, cheese_as_item, instant())
+                .put_catalog(p.shop_id, cheese_as_item, None, instant())
                 .await
         ),
         ["items[0].menuItemId"]
@@ -254,7 +266,7 @@ pub async fn catalog_items_keep_their_details_and_the_menu_shows_them(store: &dy
             item(Some(p.ramen), "Ramen", 850, vec![]),
         ],
     };
-    let catalog = ok(store.put_catalog(p.shop_id, second, instant()).await);
+    let catalog = ok(store.put_catalog(p.shop_id, second, None, instant()).await);
     assert_eq!(catalog.items[0].details, declared);
     assert_eq!(catalog.items[1].details, ItemDetails::default());
     assert_eq!(ok(store.get_catalog(p.shop_id).await), catalog);
@@ -266,9 +278,38 @@ pub async fn catalog_items_keep_their_details_and_the_menu_shows_them(store: &dy
         toppings: vec![],
         items: vec![item(Some(p.curry), "Curry", 900, vec![])],
     };
-    let catalog = ok(store.put_catalog(p.shop_id, plain, instant()).await);
+    let catalog = ok(store.put_catalog(p.shop_id, plain, None, instant()).await);
     assert_eq!(catalog.items[0].details, ItemDetails::default());
     assert_eq!(ok(store.get_catalog(p.shop_id).await), catalog);
+}
+
+pub async fn catalog_put_against_a_stale_version_is_refused_and_changes_nothing(store: &dyn Store) {
+    let p = published(store).await;
+    let edit = |price| CatalogInput {
+        toppings: vec![],
+        items: vec![item(Some(p.curry), "Curry", price, vec![])],
+    };
+    let second = ok(store
+        .put_catalog(p.shop_id, edit(950), Some(1), instant())
+        .await);
+    assert_eq!(second.version, 2, "an edit of the current version is saved");
+    assert!(matches!(
+        rejected(
+            store
+                .put_catalog(p.shop_id, edit(990), Some(1), instant())
+                .await
+        ),
+        Rejection::CatalogVersionConflict { current: 2 }
+    ));
+    assert_eq!(
+        ok(store.get_catalog(p.shop_id).await),
+        second,
+        "nothing changed"
+    );
+    let third = ok(store
+        .put_catalog(p.shop_id, edit(990), None, instant())
+        .await);
+    assert_eq!(third.version, 3, "without a version, the edit is saved");
 }
 
 pub async fn catalog_put_for_an_unknown_shop_is_not_found(store: &dyn Store) {
@@ -278,7 +319,11 @@ pub async fn catalog_put_for_an_unknown_shop_is_not_found(store: &dyn Store) {
         items: vec![item(None, "Curry", 900, vec![])],
     };
     assert_eq!(
-        rejected(store.put_catalog(Uuid::new_v4(), input, instant()).await),
+        rejected(
+            store
+                .put_catalog(Uuid::new_v4(), input, None, instant())
+                .await
+        ),
         Rejection::NotFound("shop")
     );
 }
@@ -312,6 +357,7 @@ pub async fn menu_source_is_not_ready_until_a_catalog_is_published(store: &dyn S
                 toppings: vec![topping(None, "Cheese", 100)],
                 items: vec![item(None, "Curry", 900, vec![])],
             },
+            None,
             instant(),
         )
         .await);

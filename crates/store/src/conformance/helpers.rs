@@ -150,7 +150,7 @@ pub(super) async fn published_in(store: &dyn Store, timezone: &str) -> Published
         cheese: Uuid::new_v4(),
     };
     let catalog = ok(store
-        .put_catalog(shop.shop_id, published.input(), instant())
+        .put_catalog(shop.shop_id, published.input(), None, instant())
         .await);
     assert_eq!(catalog.version, 1);
     published

@@ -40,7 +40,7 @@ pub async fn inventory_of_new_ids_starts_untracked_at_version_one(store: &dyn St
     let udon = Uuid::new_v4();
     let mut input = p.input();
     input.items.push(item(Some(udon), "Udon", 700, vec![]));
-    ok(store.put_catalog(p.shop_id, input, instant()).await);
+    ok(store.put_catalog(p.shop_id, input, None, instant()).await);
     let inventory = by_id(ok(store.list_inventory(p.shop_id).await));
     assert_eq!(inventory[&udon].level, StockLevel::default());
     assert_eq!(inventory[&udon].version, 1);
@@ -459,7 +459,7 @@ pub async fn shops_sharing_an_item_id_keep_separate_catalogs_and_inventory(store
         toppings: vec![topping(Some(a.curry), "Curry sauce", 50)],
         items: vec![item(Some(a.cheese), "Cheese plate", 400, vec![a.curry])],
     };
-    let b_catalog = ok(store.put_catalog(b, b_input, instant()).await);
+    let b_catalog = ok(store.put_catalog(b, b_input, None, instant()).await);
     assert_eq!(b_catalog.version, 1);
 
     let now = instant();
@@ -510,6 +510,7 @@ pub async fn shops_sharing_an_item_id_keep_separate_catalogs_and_inventory(store
                 toppings: vec![],
                 items: vec![],
             },
+            None,
             instant(),
         )
         .await);
@@ -543,7 +544,9 @@ pub async fn inventory_changes_to_an_unknown_item_are_not_found(store: &dyn Stor
         toppings: vec![topping(Some(p.cheese), "Cheese", 100)],
         items: vec![item(Some(p.curry), "Curry", 900, vec![p.cheese])],
     };
-    ok(store.put_catalog(p.shop_id, without_ramen, instant()).await);
+    ok(store
+        .put_catalog(p.shop_id, without_ramen, None, instant())
+        .await);
     assert_eq!(
         rejected(
             store

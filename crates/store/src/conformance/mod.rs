@@ -132,6 +132,7 @@ macro_rules! conformance_tests {
                 catalog_put_restores_a_retired_item_with_its_stock,
                 catalog_put_cannot_change_the_kind_of_an_id,
                 catalog_items_keep_their_details_and_the_menu_shows_them,
+                catalog_put_against_a_stale_version_is_refused_and_changes_nothing,
                 catalog_put_for_an_unknown_shop_is_not_found,
                 catalog_never_published_is_version_zero_and_empty,
                 menu_source_is_not_ready_until_a_catalog_is_published,
