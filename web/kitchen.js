@@ -17,8 +17,9 @@
 //                                 data-version, data-ticket-number, data-table
 //                                 and aria-busy="true" while a change is sent
 //     .ticket-number / .ticket-table / .ticket-note
-//     li[data-line]               an item line: .line-qty, .line-name, and
-//                                 li[data-topping] for each topping
+//     li[data-line]               an item line: .line-qty, .line-name,
+//                                 li[data-topping] for each topping, and
+//                                 .line-note when the guest wrote one
 //     time.ticket-age             age, data-age-level = fresh | warn | late,
 //                                 refreshed every 5 s
 //     button[data-action=advance] moves the ticket on; data-next-status names
@@ -350,6 +351,7 @@ function ticketElement(order) {
                 line.toppings.map((t) => h('li', { dataset: { topping: t.toppingId } }, `+ ${t.name}`)),
               )
             : null,
+          line.note ? h('p', { class: 'line-note', text: line.note }) : null,
         ),
       ),
     ),

@@ -75,4 +75,25 @@ describe('the kitchen advances a ticket', () => {
       await scene.screenshot(guest, 'ready-guest', { fullPage: true });
       await scene.screenshot(kitchen, 'ready-kitchen');
     }));
+
+  test('a line note shows on its line of the ticket', () =>
+    scene.run(async () => {
+      const { server, shop } = scene;
+      const table = await server.openTable(shop.shopId, 'T5');
+      const kitchen = await scene.openKitchen();
+      const order = await server.call('POST', `/api/v1/sessions/${table.sessionId}/staff-orders`, {
+        expect: 201,
+        body: {
+          items: [
+            { menuItemId: shop.items.fries, quantity: 1, note: 'extra crispy' },
+            { menuItemId: shop.items.cola, quantity: 1 },
+          ],
+        },
+      });
+      const card = ticket(kitchen, order.orderId, 'placed');
+      await card.waitFor();
+      const lines = card.locator('li[data-line]');
+      assert.equal((await lines.nth(0).locator('.line-note').textContent()).trim(), 'extra crispy');
+      assert.equal(await lines.nth(1).locator('.line-note').count(), 0);
+    }));
 });

@@ -275,6 +275,7 @@ mod tests {
                 menu_item_id: uuid::Uuid::nil(),
                 quantity: 1,
                 topping_ids: vec![],
+                note: None,
             }],
             note: None,
             allow_repeat,

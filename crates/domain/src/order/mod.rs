@@ -143,6 +143,10 @@ pub struct OrderLine {
     pub quantity: i64,
     pub toppings: Vec<LineTopping>,
     pub line_total: i64,
+    /// The guest's note for the kitchen about this line; absent when none
+    /// (so lines placed before line notes read, and replay, as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -169,6 +169,7 @@ mod tests {
                     menu_item_id,
                     quantity,
                     topping_ids: toppings.to_vec(),
+                    note: None,
                 })
                 .collect(),
             note: Some("no onions".into()),

@@ -87,6 +87,7 @@ pub fn price_lines(
                 quantity: request.quantity,
                 toppings,
                 line_total: unit_price * request.quantity,
+                note: request.note.clone(),
             })
         })
         .collect()
@@ -125,6 +126,7 @@ mod tests {
             menu_item_id: item,
             quantity,
             topping_ids: toppings.to_vec(),
+            note: None,
         }
     }
 

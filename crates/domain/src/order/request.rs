@@ -14,6 +14,7 @@ use crate::validation::{FieldErrors, HIDDEN_CHARACTERS, is_hidden};
 pub const MAX_LINES: usize = 50;
 pub const MAX_QUANTITY: i64 = 99;
 pub const MAX_NOTE_CHARS: usize = 200;
+pub const MAX_LINE_NOTE_CHARS: usize = 140;
 
 /// Body of an order POST (guest or staff).
 #[derive(Debug, Clone, Deserialize)]
@@ -40,6 +41,10 @@ pub struct LineRequest {
     /// From the item's allowed toppings, at most its `maxToppings`, none twice.
     #[serde(default)]
     pub topping_ids: Vec<Uuid>,
+    /// For the kitchen, about this line only ("no onions"): at most 140
+    /// characters on one line.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// An order request within the contract's limits, with its two digests.
@@ -73,7 +78,29 @@ impl OrderRequest {
                     errors.push(format!("items[{i}].toppingIds[{j}]"), "listed twice");
                 }
             }
+            if let Some(note) = &line.note {
+                let field = format!("items[{i}].note");
+                if note.chars().count() > MAX_LINE_NOTE_CHARS {
+                    errors.push(
+                        field,
+                        format!("must be at most {MAX_LINE_NOTE_CHARS} characters"),
+                    );
+                } else if note.chars().any(is_hidden) {
+                    errors.push(field, HIDDEN_CHARACTERS);
+                }
+            }
         }
+        let items: Vec<LineRequest> = self
+            .items
+            .into_iter()
+            .map(|line| LineRequest {
+                note: line
+                    .note
+                    .map(|note| note.trim().to_owned())
+                    .filter(|note| !note.is_empty()),
+                ..line
+            })
+            .collect();
         let note = self.note.unwrap_or_default();
         if note.chars().count() > MAX_NOTE_CHARS {
             errors.push(
@@ -84,7 +111,7 @@ impl OrderRequest {
             errors.push("note", HIDDEN_CHARACTERS);
         }
         let note = note.trim().to_owned();
-        let payload = canonical_payload(&self.items, &note);
+        let payload = canonical_payload(&items, &note);
         // Both digests are stored (with idempotency records and orders) and
         // compared with requests to come, so these bytes must never change:
         // they are what `serde_json::Value` printed for
@@ -97,7 +124,7 @@ impl OrderRequest {
         errors.finish(ValidOrder {
             payload_hash: Fingerprint::of(&payload),
             fingerprint,
-            lines: self.items,
+            lines: items,
             note,
             allow_repeat: self.allow_repeat,
         })
@@ -107,21 +134,33 @@ impl OrderRequest {
 /// Items and note in a form where equal orders are equal values: lines of
 /// the same item with the same toppings merged, toppings sorted, lines sorted.
 fn canonical_payload(lines: &[LineRequest], note: &str) -> String {
+    /// `[item, quantity, [toppings]]`, or with its note last when it has
+    /// one: a line without a note keeps the form stored before line notes.
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum Line {
+        Plain(Uuid, i64, Vec<Uuid>),
+        Noted(Uuid, i64, Vec<Uuid>, String),
+    }
     #[derive(Serialize)]
     struct Canonical<'a> {
-        /// `[item, quantity, [toppings]]` each.
-        lines: Vec<(Uuid, i64, Vec<Uuid>)>,
+        lines: Vec<Line>,
         note: &'a str,
     }
-    let mut merged: BTreeMap<(Uuid, Vec<Uuid>), i64> = BTreeMap::new();
+    let mut merged: BTreeMap<(Uuid, Vec<Uuid>, Option<String>), i64> = BTreeMap::new();
     for line in lines {
         let mut toppings = line.topping_ids.clone();
         toppings.sort_unstable();
-        *merged.entry((line.menu_item_id, toppings)).or_default() += line.quantity;
+        *merged
+            .entry((line.menu_item_id, toppings, line.note.clone()))
+            .or_default() += line.quantity;
     }
     let lines = merged
         .into_iter()
-        .map(|((item, toppings), quantity)| (item, quantity, toppings))
+        .map(|((item, toppings, note), quantity)| match note {
+            None => Line::Plain(item, quantity, toppings),
+            Some(note) => Line::Noted(item, quantity, toppings, note),
+        })
         .collect();
     serde_json::to_string(&Canonical { lines, note }).unwrap_or_default()
 }
@@ -135,6 +174,7 @@ mod tests {
             menu_item_id: item,
             quantity,
             topping_ids: toppings.to_vec(),
+            note: None,
         }
     }
 
@@ -146,6 +186,64 @@ mod tests {
         }
         .validate()
         .unwrap()
+    }
+
+    fn noted(item: Uuid, quantity: i64, note: &str) -> LineRequest {
+        LineRequest {
+            note: Some(note.to_owned()),
+            ..line(item, quantity, &[])
+        }
+    }
+
+    #[test]
+    fn line_notes_tell_lines_and_requests_apart() {
+        let ramen = Uuid::from_u128(1);
+        let plain = request(vec![line(ramen, 2, &[])], "", false);
+        let blank = request(vec![noted(ramen, 2, "  ")], "", false);
+        assert_eq!(
+            plain.fingerprint, blank.fingerprint,
+            "a blank note is no note"
+        );
+        assert_eq!(blank.lines[0].note, None);
+
+        let split = request(
+            vec![noted(ramen, 1, " no egg "), line(ramen, 1, &[])],
+            "",
+            false,
+        );
+        assert_ne!(split.fingerprint, plain.fingerprint);
+        assert_ne!(split.payload_hash, plain.payload_hash, "not a duplicate");
+        assert_eq!(split.lines[0].note.as_deref(), Some("no egg"));
+        let swapped = request(
+            vec![line(ramen, 1, &[]), noted(ramen, 1, "no egg")],
+            "",
+            false,
+        );
+        assert_eq!(split.fingerprint, swapped.fingerprint, "line order aside");
+        // Pinned like the digests of plain lines: stored with records and
+        // compared with every retry to come.
+        assert_eq!(
+            split.payload_hash.as_str(),
+            Fingerprint::of(&format!(
+                r#"{{"lines":[["{ramen}",1,[]],["{ramen}",1,[],"no egg"]],"note":""}}"#
+            ))
+            .as_str()
+        );
+
+        let refused = OrderRequest {
+            items: vec![
+                noted(ramen, 1, &"x".repeat(141)),
+                noted(ramen, 1, "no\negg"),
+            ],
+            note: None,
+            allow_repeat: false,
+        }
+        .validate();
+        let Err(Rejection::Validation(errors)) = refused else {
+            panic!("expected validation errors");
+        };
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["items[0].note", "items[1].note"]);
     }
 
     #[test]

@@ -392,3 +392,48 @@ async fn a_replay_is_the_stored_answer_byte_for_byte() {
         without_replay_flag(&first.body)
     );
 }
+
+#[tokio::test]
+async fn a_line_note_reaches_the_kitchen_and_tells_carts_apart() {
+    let app = TestApp::spawn().await;
+    let (shop, ids) = app.shop_with_menu().await;
+    let (session, pin) = app.table(&shop, "T1").await;
+    let noted = json!({"items": [
+        {"menuItemId": ids.curry, "quantity": 1, "note": " no onions "},
+        {"menuItemId": ids.curry, "quantity": 1}
+    ]});
+    let order_key = key();
+    let placed = app
+        .place_order(&session, &pin, "phone-1", &order_key, &noted)
+        .await
+        .assert_order(false);
+    assert_eq!(placed["items"][0]["note"], "no onions");
+    assert!(
+        placed["items"][1].get("note").is_none(),
+        "no note, no member"
+    );
+
+    let kitchen = app.shop_orders(&shop, "").await;
+    let ticket = &kitchen.assert_status(200)["orders"][0];
+    assert_eq!(ticket["items"][0]["note"], "no onions");
+    let replay = app
+        .place_order(&session, &pin, "phone-1", &order_key, &noted)
+        .await
+        .assert_order(true);
+    assert_eq!(without_replay_flag(&replay), without_replay_flag(&placed));
+
+    // The same cart without the note is another request, not a duplicate.
+    let plain = json!({"items": [{"menuItemId": ids.curry, "quantity": 2}]});
+    app.place_order(&session, &pin, "phone-1", &order_key, &plain)
+        .await
+        .assert_problem(422, "IDEMPOTENCY_KEY_REUSED");
+
+    let long = json!({"items": [
+        {"menuItemId": ids.curry, "quantity": 1, "note": "x".repeat(141)}
+    ]});
+    let refused = app
+        .place_order(&session, &pin, "phone-2", &key(), &long)
+        .await;
+    assert_eq!(refused.invalid_fields(), ["items[0].note"]);
+    assert_eq!(app.orders_of(&session).await.len(), 1);
+}

@@ -194,6 +194,7 @@ pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -
             menu_item_id: item,
             quantity: 1,
             topping_ids: vec![],
+            note: None,
         }],
         note: None,
         allow_repeat: false,

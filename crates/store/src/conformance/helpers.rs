@@ -297,6 +297,7 @@ pub(super) fn line(menu_item_id: Uuid, quantity: i64, toppings: &[Uuid]) -> Line
         menu_item_id,
         quantity,
         topping_ids: toppings.to_vec(),
+        note: None,
     }
 }
 
@@ -436,6 +437,7 @@ pub(super) fn priced(
         quantity,
         toppings,
         line_total: unit_price * quantity,
+        note: None,
     }
 }
 

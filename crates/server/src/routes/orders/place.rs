@@ -202,6 +202,7 @@ mod tests {
                     price: 100,
                 }],
                 line_total: 2200,
+                note: None,
             }],
             note: "no onions".into(),
             total: 2200,
