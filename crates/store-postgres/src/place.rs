@@ -108,12 +108,7 @@ pub(crate) async fn committed_replay(
     if !claim.answered_by(&record.fingerprint, record.expires_at, now) {
         return Ok(None);
     }
-    let response = record.response.replayed();
-    Ok(Some(Replay {
-        shop_id: session.shop_id,
-        order_id: response.order_id()?,
-        response,
-    }))
+    Ok(Some(Replay::of(session.shop_id, record.response)?))
 }
 
 /// Steps 1–8 of the contract, in its order, under the session lock.

@@ -65,13 +65,8 @@ pub(crate) fn committed_replay(
     if !claim.answered_by(&record.fingerprint, record.expires_at, now) {
         return Ok(None);
     }
-    let response = record.response.replayed();
     Ok(Some(Committed {
-        replay: Replay {
-            shop_id: session.shop_id,
-            order_id: response.order_id()?,
-            response,
-        },
+        replay: Replay::of(session.shop_id, record.response)?,
         fingerprint: record.fingerprint,
         expires_at: record.expires_at,
         session,

@@ -237,6 +237,18 @@ pub struct Replay {
     pub response: StoredResponse,
 }
 
+impl Replay {
+    /// The replay of an order request's stored response, as first sent.
+    pub fn of(shop_id: Uuid, stored: StoredResponse) -> Result<Replay, serde_json::Error> {
+        let response = stored.replayed();
+        Ok(Replay {
+            shop_id,
+            order_id: response.order_id()?,
+            response,
+        })
+    }
+}
+
 /// An idempotency key's record as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
@@ -264,12 +276,12 @@ impl Claim {
 
     /// What the key's record means for this request.
     pub fn judge(&self, record: Option<KeyRecord>, now: Timestamp) -> KeyLookup<StoredResponse> {
-        match record.filter(|record| record.expires_at > now) {
-            None => KeyLookup::Absent,
+        match record {
             Some(record) if self.answered_by(&record.fingerprint, record.expires_at, now) => {
                 KeyLookup::Replay(record.response.replayed())
             }
-            Some(_) => KeyLookup::Mismatch,
+            Some(record) if record.expires_at > now => KeyLookup::Mismatch,
+            _ => KeyLookup::Absent,
         }
     }
 }
