@@ -351,6 +351,13 @@ function ticketElement(order) {
                 line.toppings.map((t) => h('li', { dataset: { topping: t.toppingId } }, `+ ${t.name}`)),
               )
             : null,
+          line.options && line.options.length
+            ? h(
+                'ul',
+                { class: 'line-options', 'aria-label': `Choices for ${line.name}` },
+                line.options.map((o) => h('li', { dataset: { option: o.optionId } }, o.name)),
+              )
+            : null,
           line.note ? h('p', { class: 'line-note', text: line.note }) : null,
         ),
       ),

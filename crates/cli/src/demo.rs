@@ -152,6 +152,7 @@ fn item(
         allergens: vec![],
         tags: vec![],
         station: None,
+        option_groups: vec![],
     }
 }
 

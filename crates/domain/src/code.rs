@@ -38,10 +38,11 @@ pub enum ErrorCode {
     Unavailable,
     CatalogNotReady,
     CatalogVersionConflict,
+    InvalidOptions,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 34] = [
+    pub const ALL: [ErrorCode; 35] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -76,6 +77,7 @@ impl ErrorCode {
         ErrorCode::Unavailable,
         ErrorCode::CatalogNotReady,
         ErrorCode::CatalogVersionConflict,
+        ErrorCode::InvalidOptions,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -114,6 +116,7 @@ impl ErrorCode {
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::CatalogNotReady => "CATALOG_NOT_READY",
             ErrorCode::CatalogVersionConflict => "CATALOG_VERSION_CONFLICT",
+            ErrorCode::InvalidOptions => "INVALID_OPTIONS",
         }
     }
 
@@ -142,6 +145,7 @@ impl ErrorCode {
             | ErrorCode::IdempotencyKeyReused
             | ErrorCode::UnknownMenuItem
             | ErrorCode::InvalidTopping
+            | ErrorCode::InvalidOptions
             | ErrorCode::ItemUnavailable => 422,
             ErrorCode::RequestTimeout => 408,
             ErrorCode::HeadersTooLarge => 431,
@@ -190,6 +194,7 @@ impl ErrorCode {
             ErrorCode::Unavailable => "Service unavailable",
             ErrorCode::CatalogNotReady => "Catalog not ready",
             ErrorCode::CatalogVersionConflict => "The catalog changed since you last read it",
+            ErrorCode::InvalidOptions => "Invalid choice of options",
         }
     }
 
@@ -249,6 +254,7 @@ mod tests {
                 ("UNAVAILABLE", 503),
                 ("CATALOG_NOT_READY", 503),
                 ("CATALOG_VERSION_CONFLICT", 412),
+                ("INVALID_OPTIONS", 422),
             ]
         );
     }

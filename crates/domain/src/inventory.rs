@@ -77,6 +77,12 @@ pub struct InventoryEntry {
 }
 
 impl InventoryItem {
+    /// What an option's entry is called: after its item too, because
+    /// options of different items share names ("Large", "Rare").
+    pub fn option_name(item: &str, option: &str) -> String {
+        format!("{item} · {option}")
+    }
+
     pub fn entry(&self, now: Timestamp) -> InventoryEntry {
         InventoryEntry {
             item_id: self.item_id,

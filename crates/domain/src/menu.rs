@@ -7,7 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::Timestamp;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, OptionGroup};
 use crate::inventory::StockLevel;
 use crate::shop::Shop;
 
@@ -37,9 +37,37 @@ pub struct MenuEntry {
     pub sold_out_until: Option<DateTime<Utc>>,
     pub max_toppings: i64,
     pub toppings: Vec<MenuTopping>,
+    /// Choices to make for the item; a group with `minChoices` ≥ 1 must be
+    /// chosen from (and when too few of its options are left, the item is
+    /// sold out).
+    pub option_groups: Vec<MenuOptionGroup>,
     /// Allergen codes (docs/api.md has the list).
     pub allergens: Vec<String>,
     pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MenuOptionGroup {
+    pub group_id: Uuid,
+    pub name: String,
+    pub min_choices: i64,
+    pub max_choices: i64,
+    pub options: Vec<MenuOption>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MenuOption {
+    pub option_id: Uuid,
+    pub name: String,
+    pub price: i64,
+    pub stock: Option<i64>,
+    pub sold_out: bool,
+    /// When a manual 86 in force lapses by itself, if it does.
+    pub sold_out_until: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,22 +114,32 @@ impl Menu {
             .items
             .iter()
             .map(|item| {
-                let level = level(&item.menu_item_id);
+                let own = level(&item.menu_item_id);
+                let option_groups: Vec<MenuOptionGroup> = item
+                    .option_groups
+                    .iter()
+                    .map(|group| menu_group(group, &level, now))
+                    .collect();
+                let unchoosable = option_groups.iter().any(|group| {
+                    let left = group.options.iter().filter(|o| !o.sold_out).count();
+                    (left as i64) < group.min_choices
+                });
                 MenuEntry {
                     menu_item_id: item.menu_item_id,
                     name: item.name.clone(),
                     description: item.description.clone(),
                     category: item.category.clone(),
                     price: item.price,
-                    stock: level.stock,
-                    sold_out: level.sold_out(now),
-                    sold_out_until: level.active_sold_out_until(now),
+                    stock: own.stock,
+                    sold_out: own.sold_out(now) || unchoosable,
+                    sold_out_until: own.active_sold_out_until(now),
                     max_toppings: item.max_toppings,
                     toppings: item
                         .topping_ids
                         .iter()
                         .filter_map(|id| toppings.get(id).cloned())
                         .collect(),
+                    option_groups,
                     allergens: item.details.allergens.clone(),
                     tags: item.details.tags.clone(),
                 }
@@ -113,6 +151,35 @@ impl Menu {
             currency: shop.currency.clone(),
             items,
         }
+    }
+}
+
+/// A group of the menu, each option with its stock as of `now`.
+fn menu_group<'a>(
+    group: &OptionGroup,
+    level: &impl Fn(&Uuid) -> &'a StockLevel,
+    now: Timestamp,
+) -> MenuOptionGroup {
+    MenuOptionGroup {
+        group_id: group.group_id,
+        name: group.name.clone(),
+        min_choices: group.min_choices,
+        max_choices: group.max_choices,
+        options: group
+            .options
+            .iter()
+            .map(|option| {
+                let level = level(&option.option_id);
+                MenuOption {
+                    option_id: option.option_id,
+                    name: option.name.clone(),
+                    price: option.price,
+                    stock: level.stock,
+                    sold_out: level.sold_out(now),
+                    sold_out_until: level.active_sold_out_until(now),
+                }
+            })
+            .collect(),
     }
 }
 
@@ -165,6 +232,7 @@ mod tests {
                     topping_ids: vec![cheese],
                     max_toppings: 1,
                     details: Default::default(),
+                    option_groups: vec![],
                 })
                 .collect(),
         };
@@ -200,5 +268,58 @@ mod tests {
             next_lapse(levels.values(), now + Duration::seconds(5)),
             None
         );
+    }
+
+    #[test]
+    fn an_item_whose_required_group_has_too_little_left_is_sold_out() {
+        use crate::catalog::ItemOption;
+        let now = crate::now();
+        let shop = Shop {
+            shop_id: Uuid::new_v4(),
+            name: "Diner".into(),
+            currency: "JPY".into(),
+            timezone: crate::shop::ShopTimeZone::UTC,
+            created_at: now,
+        };
+        let (steak, rare, fries) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let group = |name: &str, min, option_id| OptionGroup {
+            group_id: Uuid::new_v4(),
+            name: name.into(),
+            min_choices: min,
+            max_choices: 1,
+            options: vec![ItemOption {
+                option_id,
+                name: "x".into(),
+                price: 0,
+            }],
+        };
+        let catalog = Catalog {
+            shop_id: shop.shop_id,
+            version: 1,
+            toppings: vec![],
+            items: vec![MenuItem {
+                menu_item_id: steak,
+                name: "Steak".into(),
+                description: String::new(),
+                category: "Mains".into(),
+                price: 2000,
+                topping_ids: vec![],
+                max_toppings: 0,
+                details: Default::default(),
+                option_groups: vec![group("Doneness", 1, rare), group("Sides", 0, fries)],
+            }],
+        };
+        let out = |stock| StockLevel {
+            stock: Some(stock),
+            ..Default::default()
+        };
+        let sides_out = HashMap::from([(fries, out(0))]);
+        let menu = Menu::build(&shop, &catalog, &sides_out, now);
+        assert!(!menu.items[0].sold_out, "an optional group may run out");
+        assert!(menu.items[0].option_groups[1].options[0].sold_out);
+        let doneness_out = HashMap::from([(rare, out(0))]);
+        let menu = Menu::build(&shop, &catalog, &doneness_out, now);
+        assert!(menu.items[0].sold_out, "nothing left to choose");
+        assert_eq!(menu.items[0].option_groups[0].options[0].stock, Some(0));
     }
 }

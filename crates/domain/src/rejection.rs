@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::Timestamp;
 use crate::code::ErrorCode;
-use crate::order::{Order, Shortage};
+use crate::order::{OptionError, Order, Shortage};
 use crate::validation::FieldError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -60,6 +60,9 @@ pub enum Rejection {
         topping_id: Option<Uuid>,
         reason: String,
     },
+    /// Choices that break their items' option groups, every one of them.
+    #[error("the choices break the items' option groups")]
+    InvalidOptions { errors: Vec<OptionError> },
 }
 
 impl Rejection {
@@ -91,6 +94,7 @@ impl Rejection {
             Rejection::UnknownMenuItem { .. } => ErrorCode::UnknownMenuItem,
             Rejection::ItemUnavailable { .. } => ErrorCode::ItemUnavailable,
             Rejection::InvalidTopping { .. } => ErrorCode::InvalidTopping,
+            Rejection::InvalidOptions { .. } => ErrorCode::InvalidOptions,
             Rejection::VersionConflict { .. } => ErrorCode::VersionConflict,
             Rejection::CatalogVersionConflict { .. } => ErrorCode::CatalogVersionConflict,
             Rejection::InvalidTransition { .. } => ErrorCode::InvalidTransition,

@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 4;
+pub const SQLITE_SCHEMA_VERSION: i64 = 5;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]
@@ -33,10 +33,11 @@ const fn table(name: &'static str) -> Table {
 
 /// Every table of the SQLite schema, parents before children. The
 /// PostgreSQL-only `event_counters` is derived from `events` afterwards.
-pub(crate) const TABLES: [Table; 12] = [
+pub(crate) const TABLES: [Table; 13] = [
     table("shops"),
     table("menu_items"),
     table("toppings"),
+    table("item_options"),
     table("inventory"),
     table("inventory_log"),
     Table {
@@ -59,10 +60,11 @@ pub(crate) const TABLES: [Table; 12] = [
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 13] = [
+pub(crate) const PG_TABLES: [&str; 14] = [
     "shops",
     "menu_items",
     "toppings",
+    "item_options",
     "inventory",
     "inventory_log",
     "table_sessions",

@@ -31,7 +31,9 @@ pub struct Problem {
     /// Stable machine-readable code, e.g. `VALIDATION_FAILED`.
     #[schema(example = "VALIDATION_FAILED")]
     pub code: String,
-    /// Per-field problems, for `VALIDATION_FAILED`.
+    /// Per-field problems, for `VALIDATION_FAILED`; for `INVALID_OPTIONS`
+    /// each also names the option group it breaks (`groupId`, `null` for an
+    /// option the item does not offer).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<FieldError>,
 }
@@ -136,6 +138,7 @@ impl From<Rejection> for ApiError {
             } => error
                 .with("field", format!("items[{line}].toppingIds"))
                 .with("toppingId", topping_id),
+            Rejection::InvalidOptions { errors } => error.with("errors", errors),
             Rejection::NotFound(_)
             | Rejection::PinInvalid
             | Rejection::IdempotencyKeyReused
@@ -199,6 +202,10 @@ fn detail(rejection: &Rejection) -> String {
             format!("an order that is {from} cannot become {to}")
         }
         Rejection::InvalidTopping { line, reason, .. } => format!("line {line}: {reason}"),
+        Rejection::InvalidOptions { errors } => match errors.as_slice() {
+            [only] => only.message.clone(),
+            _ => "some choices do not fit their items' option groups; see errors".into(),
+        },
     }
 }
 

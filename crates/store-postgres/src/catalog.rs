@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{
-    Catalog, CatalogInput, ItemKind, MenuItem, Topping, ValidCatalog, check_edit_base,
+    Catalog, CatalogInput, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup, Topping,
+    ValidCatalog, check_edit_base,
 };
 use ordergate_domain::order::ItemLookup;
 use ordergate_store::Change;
@@ -40,9 +41,14 @@ pub(crate) async fn put(
         .bind(shop_id)
         .execute(tx.conn())
         .await?;
+    sqlx::query("update item_options set retired = true where shop_id = $1")
+        .bind(shop_id)
+        .execute(tx.conn())
+        .await?;
 
     upsert_toppings(tx, shop_id, &valid.toppings).await?;
     upsert_items(tx, shop_id, &valid.items).await?;
+    upsert_options(tx, shop_id, &valid.items).await?;
     add_inventory_rows(tx, shop_id, &valid, now).await?;
 
     let version: i64 = sqlx::query_scalar(
@@ -97,20 +103,29 @@ async fn upsert_items(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<
         .iter()
         .map(|i| serde_json::to_string(&i.details))
         .collect::<Result<Vec<_>, _>>()?;
+    let groups = items
+        .iter()
+        .map(|i| {
+            let shapes: Vec<GroupShape> = i.option_groups.iter().map(OptionGroup::shape).collect();
+            serde_json::to_string(&shapes)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     sqlx::query(
         "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
-                                 topping_ids, max_toppings, details, position, retired)
+                                 topping_ids, max_toppings, details, option_groups, position,
+                                 retired)
          select $1, m.menu_item_id, m.name, m.description, m.category, m.price,
-                m.topping_ids, m.max_toppings, m.details, m.position, false
+                m.topping_ids, m.max_toppings, m.details, m.option_groups, m.position, false
          from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[],
-                     $7::text[], $8::bigint[], $9::text[], $10::bigint[])
+                     $7::text[], $8::bigint[], $9::text[], $10::text[], $11::bigint[])
              as m (menu_item_id, name, description, category, price, topping_ids,
-                   max_toppings, details, position)
+                   max_toppings, details, option_groups, position)
          on conflict (shop_id, menu_item_id) do update set
              name = excluded.name, description = excluded.description,
              category = excluded.category, price = excluded.price,
              topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
-             details = excluded.details, position = excluded.position, retired = false",
+             details = excluded.details, option_groups = excluded.option_groups,
+             position = excluded.position, retired = false",
     )
     .bind(shop_id)
     .bind(items.iter().map(|i| i.menu_item_id).collect::<Vec<_>>())
@@ -126,7 +141,52 @@ async fn upsert_items(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<
     .bind(topping_ids)
     .bind(items.iter().map(|i| i.max_toppings).collect::<Vec<_>>())
     .bind(details)
+    .bind(groups)
     .bind(positions(items.len()))
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// Writes each item's options (active again, in their positions within it).
+async fn upsert_options(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<(), PgError> {
+    let options: Vec<(Uuid, i64, &ItemOption)> = items
+        .iter()
+        .flat_map(|item| {
+            item.options()
+                .enumerate()
+                .map(move |(position, option)| (item.menu_item_id, position as i64, option))
+        })
+        .collect();
+    if options.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "insert into item_options (shop_id, option_id, menu_item_id, name, price, position,
+                                   retired)
+         select $1, o.option_id, o.menu_item_id, o.name, o.price, o.position, false
+         from unnest($2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[])
+             as o (option_id, menu_item_id, name, price, position)
+         on conflict (shop_id, option_id) do update set
+             menu_item_id = excluded.menu_item_id, name = excluded.name,
+             price = excluded.price, position = excluded.position, retired = false",
+    )
+    .bind(shop_id)
+    .bind(
+        options
+            .iter()
+            .map(|(_, _, o)| o.option_id)
+            .collect::<Vec<_>>(),
+    )
+    .bind(options.iter().map(|(item, _, _)| *item).collect::<Vec<_>>())
+    .bind(
+        options
+            .iter()
+            .map(|(_, _, o)| o.name.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(options.iter().map(|(_, _, o)| o.price).collect::<Vec<_>>())
+    .bind(options.iter().map(|(_, p, _)| *p).collect::<Vec<_>>())
     .execute(tx.conn())
     .await?;
     Ok(())
@@ -189,15 +249,19 @@ pub(crate) async fn get(conn: &mut PgConnection, shop_id: Uuid) -> Result<Catalo
     .try_map(topping_from_row)
     .fetch_all(&mut *conn)
     .await?;
+    let options = active_options(&mut *conn, shop_id, None).await?;
     let items = sqlx::query(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
-                details
+                details, option_groups
          from menu_items where shop_id = $1 and not retired order by position",
     )
     .bind(shop_id)
     .try_map(menu_item_from_row)
     .fetch_all(&mut *conn)
-    .await?;
+    .await?
+    .into_iter()
+    .map(|(item, shapes)| item.with_groups(shapes, &options).map_err(PgError::Corrupt))
+    .collect::<Result<_, _>>()?;
     Ok(Catalog {
         shop_id,
         version,
@@ -212,21 +276,66 @@ pub(crate) async fn menu_items(
     shop_id: Uuid,
     ids: &[Uuid],
 ) -> Result<HashMap<Uuid, ItemLookup>, PgError> {
-    let items = sqlx::query(
+    let rows = sqlx::query(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
-                details, retired
+                details, option_groups, retired
          from menu_items where shop_id = $1 and menu_item_id = any($2)",
     )
     .bind(shop_id)
     .bind(ids)
     .try_map(|row: PgRow| {
-        let retired: bool = row.try_get(8)?;
-        let item = menu_item_from_row(row)?;
-        Ok((item.menu_item_id, ItemLookup::found(item, retired)))
+        let retired: bool = row.try_get(9)?;
+        Ok((menu_item_from_row(row)?, retired))
+    })
+    .fetch_all(&mut *conn)
+    .await?;
+    // A retired item is not orderable, so its choices do not matter (and
+    // its options may belong to other items by now).
+    let offering: Vec<Uuid> = rows
+        .iter()
+        .filter(|((_, shapes), retired)| !retired && !shapes.is_empty())
+        .map(|((item, _), _)| item.menu_item_id)
+        .collect();
+    let options = if offering.is_empty() {
+        HashMap::new()
+    } else {
+        active_options(conn, shop_id, Some(&offering)).await?
+    };
+    rows.into_iter()
+        .map(|((item, shapes), retired)| {
+            let item = if retired {
+                item
+            } else {
+                item.with_groups(shapes, &options)
+                    .map_err(PgError::Corrupt)?
+            };
+            Ok((item.menu_item_id, ItemLookup::found(item, retired)))
+        })
+        .collect()
+}
+
+/// The shop's active options, or only those of the items `of`.
+async fn active_options(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    of: Option<&[Uuid]>,
+) -> Result<HashMap<Uuid, ItemOption>, PgError> {
+    let options = sqlx::query(
+        "select option_id, name, price from item_options
+         where shop_id = $1 and not retired and ($2::uuid[] is null or menu_item_id = any($2))",
+    )
+    .bind(shop_id)
+    .bind(of)
+    .try_map(|row: PgRow| {
+        Ok(ItemOption {
+            option_id: row.try_get(0)?,
+            name: row.try_get(1)?,
+            price: row.try_get(2)?,
+        })
     })
     .fetch_all(conn)
     .await?;
-    Ok(items.into_iter().collect())
+    Ok(options.into_iter().map(|o| (o.option_id, o)).collect())
 }
 
 /// The shop's active toppings among `ids`.
@@ -255,8 +364,10 @@ fn topping_from_row(row: PgRow) -> sqlx::Result<Topping> {
     })
 }
 
-fn menu_item_from_row(row: PgRow) -> sqlx::Result<MenuItem> {
-    Ok(MenuItem {
+/// A menu item from its row, and its option groups' shapes (the groups
+/// themselves come with [`MenuItem::with_groups`]).
+fn menu_item_from_row(row: PgRow) -> sqlx::Result<(MenuItem, Vec<GroupShape>)> {
+    let item = MenuItem {
         menu_item_id: row.try_get(0)?,
         name: row.try_get(1)?,
         description: row.try_get(2)?,
@@ -265,5 +376,7 @@ fn menu_item_from_row(row: PgRow) -> sqlx::Result<MenuItem> {
         topping_ids: json(&row, 5)?,
         max_toppings: row.try_get(6)?,
         details: json(&row, 7)?,
-    })
+        option_groups: vec![],
+    };
+    Ok((item, json(&row, 8)?))
 }

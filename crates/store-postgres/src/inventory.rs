@@ -21,25 +21,33 @@ use crate::error::PgError;
 use crate::tx::Tx;
 use crate::{events, shops};
 
-/// Inventory rows of active (not retired) items and toppings, with names.
+/// Inventory rows of active (not retired) items, toppings and options,
+/// with names (and an option's item's name).
 macro_rules! active {
     () => {
-        "select i.item_id, i.kind, coalesce(m.name, t.name), i.stock, i.marked_sold_out,
-                i.sold_out_until, i.version, i.updated_at
+        "select i.item_id, i.kind, coalesce(m.name, t.name, o.name), i.stock, i.marked_sold_out,
+                i.sold_out_until, i.version, i.updated_at, om.name
          from inventory i
          left join menu_items m
              on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
          left join toppings t
              on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id
-         where i.shop_id = $1 and not coalesce(m.retired, t.retired)"
+         left join item_options o
+             on i.kind = 'option' and o.shop_id = i.shop_id and o.option_id = i.item_id
+         left join menu_items om on om.shop_id = o.shop_id and om.menu_item_id = o.menu_item_id
+         where i.shop_id = $1 and not coalesce(m.retired, t.retired, o.retired)"
     };
 }
 
 fn from_row(row: PgRow) -> sqlx::Result<InventoryItem> {
+    let own_name: String = row.try_get(2)?;
     Ok(InventoryItem {
         item_id: row.try_get(0)?,
         kind: name(&row, 1, ItemKind::parse)?,
-        name: row.try_get(2)?,
+        name: match row.try_get::<Option<String>, _>(8)? {
+            Some(item) => InventoryItem::option_name(&item, &own_name),
+            None => own_name,
+        },
         level: StockLevel {
             stock: row.try_get(3)?,
             marked_sold_out: row.try_get(4)?,
@@ -50,14 +58,15 @@ fn from_row(row: PgRow) -> sqlx::Result<InventoryItem> {
     })
 }
 
-/// Menu items first, then toppings, each in catalog order.
+/// Menu items first, then toppings, then options, each in catalog order.
 pub(crate) async fn list(
     conn: &mut PgConnection,
     shop_id: Uuid,
 ) -> Result<Vec<InventoryItem>, PgError> {
     Ok(sqlx::query(concat!(
         active!(),
-        " order by i.kind = 'topping', coalesce(m.position, t.position)"
+        " order by case i.kind when 'menuItem' then 0 when 'topping' then 1 else 2 end,
+                   coalesce(m.position, t.position, om.position), o.position"
     ))
     .bind(shop_id)
     .try_map(from_row)

@@ -2,7 +2,8 @@ use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{
-    Catalog, CatalogInput, ItemKind, MenuItem, Topping, check_edit_base,
+    Catalog, CatalogInput, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup, Topping,
+    check_edit_base,
 };
 use ordergate_store::Change;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -32,6 +33,10 @@ pub(crate) fn put(
     )?;
     conn.execute(
         "update toppings set retired = 1 where shop_id = ?1",
+        [&shop],
+    )?;
+    conn.execute(
+        "update item_options set retired = 1 where shop_id = ?1",
         [&shop],
     )?;
     let mut upsert_topping = conn.prepare_cached(
@@ -75,19 +80,30 @@ pub(crate) fn put(
     })
 }
 
-/// Writes each menu item (active again, in its position).
+/// Writes each menu item and its options (active again, in their positions).
 fn upsert_items(conn: &Connection, shop: &str, items: &[MenuItem]) -> Result<(), SqliteError> {
     let mut upsert_item = conn.prepare_cached(
         "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
-                                 topping_ids, max_toppings, details, position, retired)
-         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)
+                                 topping_ids, max_toppings, details, option_groups, position,
+                                 retired)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0)
          on conflict (shop_id, menu_item_id) do update set
              name = excluded.name, description = excluded.description,
              category = excluded.category, price = excluded.price,
              topping_ids = excluded.topping_ids, max_toppings = excluded.max_toppings,
-             details = excluded.details, position = excluded.position, retired = 0",
+             details = excluded.details, option_groups = excluded.option_groups,
+             position = excluded.position, retired = 0",
+    )?;
+    let mut upsert_option = conn.prepare_cached(
+        "insert into item_options (shop_id, option_id, menu_item_id, name, price, position,
+                                   retired)
+         values (?1, ?2, ?3, ?4, ?5, ?6, 0)
+         on conflict (shop_id, option_id) do update set
+             menu_item_id = excluded.menu_item_id, name = excluded.name,
+             price = excluded.price, position = excluded.position, retired = 0",
     )?;
     for (position, item) in items.iter().enumerate() {
+        let shapes: Vec<GroupShape> = item.option_groups.iter().map(OptionGroup::shape).collect();
         upsert_item.execute(params![
             shop,
             item.menu_item_id.to_string(),
@@ -98,8 +114,19 @@ fn upsert_items(conn: &Connection, shop: &str, items: &[MenuItem]) -> Result<(),
             serde_json::to_string(&item.topping_ids)?,
             item.max_toppings,
             serde_json::to_string(&item.details)?,
+            serde_json::to_string(&shapes)?,
             position as i64
         ])?;
+        for (position, option) in item.options().enumerate() {
+            upsert_option.execute(params![
+                shop,
+                option.option_id.to_string(),
+                item.menu_item_id.to_string(),
+                option.name,
+                option.price,
+                position as i64
+            ])?;
+        }
     }
     Ok(())
 }
@@ -134,12 +161,24 @@ pub(crate) fn get(conn: &Connection, shop_id: Uuid) -> Result<Catalog, SqliteErr
         .query_map([&shop], topping_from_row)?
         .collect::<Result<_, _>>()?;
     let mut stmt = conn.prepare_cached(
+        "select option_id, name, price from item_options where shop_id = ?1 and retired = 0",
+    )?;
+    let options: HashMap<Uuid, ItemOption> = stmt
+        .query_map([&shop], option_from_row)?
+        .map(|option| option.map(|o| (o.option_id, o)))
+        .collect::<Result<_, _>>()?;
+    let mut stmt = conn.prepare_cached(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
-                details
+                details, option_groups
          from menu_items where shop_id = ?1 and retired = 0 order by position",
     )?;
     let items = stmt
         .query_map([&shop], menu_item_from_row)?
+        .map(|row| {
+            let (item, shapes) = row?;
+            item.with_groups(shapes, &options)
+                .map_err(SqliteError::Corrupt)
+        })
         .collect::<Result<_, _>>()?;
     Ok(Catalog {
         shop_id,
@@ -157,15 +196,35 @@ pub(crate) fn menu_item(
 ) -> Result<Option<(MenuItem, bool)>, SqliteError> {
     let mut stmt = conn.prepare_cached(
         "select menu_item_id, name, description, category, price, topping_ids, max_toppings,
-                details, retired
+                details, option_groups, retired
          from menu_items where shop_id = ?1 and menu_item_id = ?2",
     )?;
-    let item = stmt
+    let found = stmt
         .query_row(params![shop, menu_item_id.to_string()], |row| {
-            Ok((menu_item_from_row(row)?, row.get(8)?))
+            Ok((menu_item_from_row(row)?, row.get::<_, bool>(9)?))
         })
         .optional()?;
-    Ok(item)
+    let Some(((item, shapes), retired)) = found else {
+        return Ok(None);
+    };
+    if retired {
+        // Not orderable, so its choices do not matter (and its options
+        // may belong to other items by now).
+        return Ok(Some((item, true)));
+    }
+    let mut stmt = conn.prepare_cached(
+        "select option_id, name, price from item_options
+         where shop_id = ?1 and menu_item_id = ?2 and retired = 0",
+    )?;
+    let options: HashMap<Uuid, ItemOption> = stmt
+        .query_map(params![shop, menu_item_id.to_string()], option_from_row)?
+        .map(|option| option.map(|o| (o.option_id, o)))
+        .collect::<Result<_, _>>()?;
+    Ok(Some((
+        item.with_groups(shapes, &options)
+            .map_err(SqliteError::Corrupt)?,
+        false,
+    )))
 }
 
 pub(crate) fn active_topping(
@@ -190,8 +249,18 @@ fn topping_from_row(row: &Row) -> rusqlite::Result<Topping> {
     })
 }
 
-fn menu_item_from_row(row: &Row) -> rusqlite::Result<MenuItem> {
-    Ok(MenuItem {
+fn option_from_row(row: &Row) -> rusqlite::Result<ItemOption> {
+    Ok(ItemOption {
+        option_id: uuid(row, 0)?,
+        name: row.get(1)?,
+        price: row.get(2)?,
+    })
+}
+
+/// A menu item from its row, and its option groups' shapes (the groups
+/// themselves come with [`MenuItem::with_groups`]).
+fn menu_item_from_row(row: &Row) -> rusqlite::Result<(MenuItem, Vec<GroupShape>)> {
+    let item = MenuItem {
         menu_item_id: uuid(row, 0)?,
         name: row.get(1)?,
         description: row.get(2)?,
@@ -200,5 +269,7 @@ fn menu_item_from_row(row: &Row) -> rusqlite::Result<MenuItem> {
         topping_ids: json(row, 5)?,
         max_toppings: row.get(6)?,
         details: json(row, 7)?,
-    })
+        option_groups: vec![],
+    };
+    Ok((item, json(row, 8)?))
 }

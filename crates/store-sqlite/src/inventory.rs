@@ -15,22 +15,30 @@ use crate::error::SqliteError;
 use crate::{events, shops};
 use ordergate_store::Change;
 
-/// Inventory rows of active (not retired) items and toppings, with names.
+/// Inventory rows of active (not retired) items, toppings and options,
+/// with names (and an option's item's name).
 const ACTIVE: &str = "
-    select i.item_id, i.kind, coalesce(m.name, t.name), i.stock, i.marked_sold_out,
-           i.sold_out_until, i.version, i.updated_at
+    select i.item_id, i.kind, coalesce(m.name, t.name, o.name), i.stock, i.marked_sold_out,
+           i.sold_out_until, i.version, i.updated_at, om.name
     from inventory i
     left join menu_items m
         on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
     left join toppings t
         on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id
-    where i.shop_id = ?1 and coalesce(m.retired, t.retired) = 0";
+    left join item_options o
+        on i.kind = 'option' and o.shop_id = i.shop_id and o.option_id = i.item_id
+    left join menu_items om on om.shop_id = o.shop_id and om.menu_item_id = o.menu_item_id
+    where i.shop_id = ?1 and coalesce(m.retired, t.retired, o.retired) = 0";
 
 fn from_row(row: &Row) -> rusqlite::Result<InventoryItem> {
+    let own_name: String = row.get(2)?;
     Ok(InventoryItem {
         item_id: uuid(row, 0)?,
         kind: name(row, 1, ItemKind::parse)?,
-        name: row.get(2)?,
+        name: match row.get::<_, Option<String>>(8)? {
+            Some(item) => InventoryItem::option_name(&item, &own_name),
+            None => own_name,
+        },
         level: StockLevel {
             stock: row.get(3)?,
             marked_sold_out: row.get(4)?,
@@ -41,10 +49,11 @@ fn from_row(row: &Row) -> rusqlite::Result<InventoryItem> {
     })
 }
 
-/// Menu items first, then toppings, each in catalog order.
+/// Menu items first, then toppings, then options, each in catalog order.
 pub(crate) fn list(conn: &Connection, shop_id: Uuid) -> Result<Vec<InventoryItem>, SqliteError> {
     let mut stmt = conn.prepare_cached(&format!(
-        "{ACTIVE} order by i.kind = 'topping', coalesce(m.position, t.position)"
+        "{ACTIVE} order by case i.kind when 'menuItem' then 0 when 'topping' then 1 else 2 end,
+                  coalesce(m.position, t.position, om.position), o.position"
     ))?;
     let items = stmt
         .query_map([shop_id.to_string()], from_row)?

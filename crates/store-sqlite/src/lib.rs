@@ -47,6 +47,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0002_exactly_once.sql")),
         M::up(include_str!("../migrations/0003_guest_access.sql")),
         M::up(include_str!("../migrations/0004_item_details.sql")),
+        M::up(include_str!("../migrations/0005_option_groups.sql")).foreign_key_check(),
     ])
 }
 
@@ -82,11 +83,15 @@ impl SqliteStore {
             // file once it outgrows 64 KiB, which a group soon did. Writing it
             // was a fifth of the writer's time; in memory it costs a copy.
             .and_then(|()| writer.pragma_update(None, "temp_store", "memory"))
-            .and_then(|()| configure(&writer))
+            // A migration that builds a table anew (to change a check) must
+            // run with foreign keys off, as SQLite's own recipe says; such a
+            // migration checks them itself before it commits.
+            .and_then(|()| writer.pragma_update(None, "foreign_keys", false))
             .map_err(SqliteError::from)?;
         migrations()
             .to_latest(&mut writer)
             .map_err(|e| StoreError::Internal(Box::new(e)))?;
+        configure(&writer).map_err(SqliteError::from)?;
         let path = path.to_owned();
         let open_reader = move || {
             let conn = Connection::open(&path)?;
@@ -211,5 +216,58 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         migrations().validate().unwrap();
+    }
+
+    /// Migration 5 builds the inventory table anew: a database written
+    /// before it keeps every level and every log row pointing at one, and
+    /// foreign keys are enforced again once the store is open.
+    #[tokio::test]
+    async fn inventory_and_its_log_survive_the_rebuild_of_the_inventory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("og.db");
+        let mut old = Connection::open(&path).unwrap();
+        old.pragma_update(None, "foreign_keys", true).unwrap();
+        migrations().to_version(&mut old, 4).unwrap();
+        old.execute_batch(
+            "insert into shops values ('s', 'Diner', 'JPY', 'UTC', 1, 0);
+             insert into inventory values ('s', 'curry', 'menuItem', 5, 0, null, 2, 0);
+             insert into inventory_log (shop_id, item_id, operation, delta, stock_before,
+                                        stock_after, order_id, actor, created_at)
+             values ('s', 'curry', 'set', 5, null, 5, null, 'staff', 0);",
+        )
+        .unwrap();
+        drop(old);
+
+        drop(SqliteStore::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        let kept: (i64, i64) = conn
+            .query_row(
+                "select i.stock, count(l.log_id) from inventory i
+                 join inventory_log l on l.item_id = i.item_id",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(kept, (5, 1));
+        let problems: i64 = conn
+            .query_row("select count(*) from pragma_foreign_key_check", [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(problems, 0);
+        let option_kind = conn.execute(
+            "insert into inventory values ('s', 'large', 'option', null, 0, null, 1, 0)",
+            [],
+        );
+        assert_eq!(option_kind.unwrap(), 1, "options are inventory entries now");
+
+        drop(conn);
+
+        let store = SqliteStore::open(&path).unwrap();
+        let enforced: bool = store
+            .write(|conn| Ok(conn.pragma_query_value(None, "foreign_keys", |row| row.get(0))?))
+            .await
+            .unwrap();
+        assert!(enforced, "foreign keys are on again after the migrations");
     }
 }

@@ -25,7 +25,7 @@ async fn a_backup_taken_while_orders_are_placed_is_consistent() {
     for t in 0..GUESTS {
         let (session, pin, _, _) = shop.open(&http, &format!("T{t}"), false).await;
         let (http, stop, acked) = (http.clone(), Arc::clone(&stop), Arc::clone(&acked));
-        let (curry, soup) = (shop.curry.clone(), shop.soup.clone());
+        let (curry, soup, regular) = (shop.curry.clone(), shop.soup.clone(), shop.regular.clone());
         guests.push(tokio::spawn(async move {
             let mut n = 0;
             while !stop.load(Ordering::SeqCst) {
@@ -36,7 +36,8 @@ async fn a_backup_taken_while_orders_are_placed_is_consistent() {
                         .header("X-Client-Id", "guest")
                         .keyed()
                         .json(json!({"items": [{"menuItemId": curry, "quantity": 1},
-                                           {"menuItemId": soup, "quantity": 1 + n % 2}],
+                                           {"menuItemId": soup, "quantity": 1 + n % 2,
+                                            "optionIds": [regular]}],
                                  "allowRepeat": true}));
                 let reply = http.send(&order).await;
                 assert_eq!(reply.status, 201, "{}", reply.text);

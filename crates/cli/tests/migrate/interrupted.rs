@@ -27,7 +27,7 @@ async fn rush(http: &Http, shop: &Shop) {
     }
     let workers = tables.into_iter().enumerate().map(|(t, (session, pin))| {
         let http = http.clone();
-        let (curry, soup) = (shop.curry.clone(), shop.soup.clone());
+        let (curry, soup, regular) = (shop.curry.clone(), shop.soup.clone(), shop.regular.clone());
         async move {
             for n in 0..ORDERS / IN_FLIGHT {
                 let request =
@@ -37,7 +37,8 @@ async fn rush(http: &Http, shop: &Shop) {
                         .keyed()
                         .json(json!({
                             "items": [{"menuItemId": curry, "quantity": 1},
-                                      {"menuItemId": soup, "quantity": 1 + (n + t) % 3}],
+                                      {"menuItemId": soup, "quantity": 1 + (n + t) % 3,
+                                       "optionIds": [regular]}],
                             "allowRepeat": true
                         }));
                 let reply = http.send(&request).await;

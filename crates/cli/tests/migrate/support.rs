@@ -506,7 +506,8 @@ impl Drop for PgSchema {
     }
 }
 
-/// A published shop: curry (cheese and egg toppings), soup, beer.
+/// A published shop: curry (cheese and egg toppings), soup (in a size to
+/// choose: regular, or large), beer.
 pub struct Shop {
     pub id: String,
     pub curry: String,
@@ -514,11 +515,13 @@ pub struct Shop {
     pub beer: String,
     pub cheese: String,
     pub egg: String,
+    pub regular: String,
+    pub large: String,
 }
 
 impl Shop {
     /// Creates the shop (under `key` when given) and its catalog, and
-    /// tracks stock of curry, beer, cheese and egg.
+    /// tracks stock of curry, beer, cheese, egg and large soups.
     pub async fn create(http: &Http, name: &str, create: Request) -> (Shop, Request, Reply) {
         let create =
             create.json(json!({"name": name, "currency": "JPY", "timezone": "Asia/Tokyo"}));
@@ -532,6 +535,8 @@ impl Shop {
             beer: new_id(),
             cheese: new_id(),
             egg: new_id(),
+            regular: new_id(),
+            large: new_id(),
         };
         let catalog = json!({
             "toppings": [
@@ -542,7 +547,10 @@ impl Shop {
                 {"menuItemId": shop.curry, "name": "Curry", "category": "Mains", "price": 900,
                  "toppingIds": [shop.cheese, shop.egg], "maxToppings": 2,
                  "allergens": ["wheat", "milk"], "tags": ["spicy"], "station": "stove"},
-                {"menuItemId": shop.soup, "name": "Miso soup", "category": "Sides", "price": 300},
+                {"menuItemId": shop.soup, "name": "Miso soup", "category": "Sides", "price": 300,
+                 "optionGroups": [{"name": "Size", "minChoices": 1, "maxChoices": 1, "options": [
+                     {"optionId": shop.regular, "name": "Regular"},
+                     {"optionId": shop.large, "name": "Large", "price": 100}]}]},
                 {"menuItemId": shop.beer, "name": "Beer", "category": "Drinks", "price": 600}
             ]
         });
@@ -554,6 +562,7 @@ impl Shop {
             (&shop.beer, 300),
             (&shop.cheese, 300),
             (&shop.egg, 40),
+            (&shop.large, 100),
         ] {
             shop.set(http, item, json!({"stock": stock})).await;
         }
@@ -594,11 +603,14 @@ impl Shop {
             0 => json!({"items": [{"menuItemId": self.curry, "quantity": 1,
                                    "toppingIds": [self.cheese]}], "allowRepeat": true}),
             1 => json!({"items": [{"menuItemId": self.beer, "quantity": 2},
-                                  {"menuItemId": self.soup, "quantity": 1}],
+                                  {"menuItemId": self.soup, "quantity": 1,
+                                   "optionIds": [self.regular]}],
                         "note": "no ice", "allowRepeat": true}),
             2 => json!({"items": [{"menuItemId": self.curry, "quantity": 2,
                                    "toppingIds": [self.egg, self.cheese]}], "allowRepeat": true}),
-            _ => json!({"items": [{"menuItemId": self.soup, "quantity": 3}], "allowRepeat": true}),
+            _ => json!({"items": [{"menuItemId": self.soup, "quantity": 3,
+                                   "optionIds": [self.large], "note": "hot"}],
+                        "allowRepeat": true}),
         };
         Request::new(Method::POST, format!("/api/v1/sessions/{session}/orders"))
             .header("X-Session-PIN", pin)

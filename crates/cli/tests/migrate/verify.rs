@@ -167,8 +167,9 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
     let create = Request::staff(Method::POST, "/api/v1/shops");
     let (shop, _, _) = Shop::create(&http, "Corner Diner", create).await;
     let (session, pin, _, _) = shop.open(&http, "T1", false).await;
-    // Carts by n % 4: curry with cheese; two beers and a soup (untracked);
-    // two curries with egg and cheese; three soups (no row at all).
+    // Carts by n % 4: curry with cheese; two beers and a regular soup
+    // (untracked); two curries with egg and cheese; three large soups (a
+    // tracked option of an untracked item).
     let mut orders = Vec::new();
     for n in 0..9 {
         let reply = http
@@ -207,6 +208,7 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
     let id = |n: usize| orders[n]["orderId"].as_str().unwrap().to_owned();
     let stray = Uuid::new_v4();
     let (curry, egg, cheese, beer) = (&shop.curry, &shop.egg, &shop.cheese, &shop.beer);
+    let large = &shop.large;
     let row = |order: usize, item: &str, operation: &str| {
         format!(
             "order_id = '{}' and item_id = '{item}' and operation = '{operation}'",
@@ -230,6 +232,15 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
                 1,
             ),
             stock(curry, -1),
+            // Order 3 took two large soups for its three.
+            (
+                format!(
+                    "update inventory_log set delta = -2 where {}",
+                    row(3, large, "order")
+                ),
+                1,
+            ),
+            stock(large, 1),
             // Order 1 took an egg its lines do not name.
             (
                 format!(
@@ -311,6 +322,12 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
             ),
         ),
         (
+            3,
+            format!(
+                "option {large} (Large): its `order` rows sum to -2 (expected -3: its lines name 3)"
+            ),
+        ),
+        (
             2,
             format!(
                 "menuItem {curry} (Curry): its `cancel` rows sum to 1 (expected 2: what its `order` rows took)"
@@ -355,7 +372,7 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
              its `order` rows sum to -1 and its `cancel` rows to 0 (expected no row)",
             shop.id
         ),
-        "verify found 8 problem(s)".to_owned(),
+        "verify found 9 problem(s)".to_owned(),
     ] {
         assert!(
             report.contains(&expected),
@@ -364,7 +381,7 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
     }
     let table_line = |check: &str| table_line(&report, check);
     assert!(
-        table_line("order/cancel rows = lines").ends_with("8 PROBLEMS"),
+        table_line("order/cancel rows = lines").ends_with("9 PROBLEMS"),
         "{report}"
     );
     assert!(table_line("stock = op-log sum").ends_with("ok"), "{report}");

@@ -276,6 +276,7 @@ mod tests {
                 quantity: 1,
                 topping_ids: vec![],
                 note: None,
+                option_ids: vec![],
             }],
             note: None,
             allow_repeat,

@@ -2,6 +2,8 @@
 //! snapshots: a later catalog change never rewrites a placed order.
 
 pub mod admission;
+mod canonical;
+mod options;
 pub mod placement;
 mod pricing;
 mod request;
@@ -10,8 +12,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+pub use options::{OptionError, choose_options};
 pub use pricing::{ItemLookup, Shortage, price_lines, stock_needed};
-pub use request::{LineRequest, MAX_LINES, MAX_NOTE_CHARS, MAX_QUANTITY, OrderRequest, ValidOrder};
+pub use request::{
+    LineRequest, MAX_LINES, MAX_NOTE_CHARS, MAX_OPTIONS_PER_LINE, MAX_QUANTITY, OrderRequest,
+    ValidOrder,
+};
 
 use crate::Rejection;
 
@@ -133,6 +139,18 @@ pub struct LineTopping {
     pub price: i64,
 }
 
+/// An option a line chose, priced as the catalog had it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LineOption {
+    pub option_id: Uuid,
+    /// The option group it was chosen in.
+    pub group_id: Uuid,
+    pub name: String,
+    pub price: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
@@ -142,6 +160,11 @@ pub struct OrderLine {
     pub unit_price: i64,
     pub quantity: i64,
     pub toppings: Vec<LineTopping>,
+    /// The options chosen from the item's groups, in the menu's order;
+    /// absent when none (so lines placed before option groups read, and
+    /// replay, as they were).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<LineOption>,
     pub line_total: i64,
     /// The guest's note for the kitchen about this line; absent when none
     /// (so lines placed before line notes read, and replay, as they were).

@@ -149,7 +149,7 @@ mod tests {
     }
 
     fn item(id: Uuid, price: i64, toppings: &[Uuid]) -> ItemLookup {
-        ItemLookup::Active(MenuItem {
+        ItemLookup::Active(Box::new(MenuItem {
             menu_item_id: id,
             name: "Curry".into(),
             description: String::new(),
@@ -158,7 +158,8 @@ mod tests {
             topping_ids: toppings.to_vec(),
             max_toppings: 2,
             details: Default::default(),
-        })
+            option_groups: vec![],
+        }))
     }
 
     fn order(lines: &[(Uuid, i64, &[Uuid])]) -> ValidOrder {
@@ -170,6 +171,7 @@ mod tests {
                     quantity,
                     topping_ids: toppings.to_vec(),
                     note: None,
+                    option_ids: vec![],
                 })
                 .collect(),
             note: Some("no onions".into()),

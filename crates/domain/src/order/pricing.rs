@@ -5,14 +5,14 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::{LineTopping, OrderLine, ValidOrder};
+use super::{LineRequest, LineTopping, OptionError, OrderLine, ValidOrder, choose_options};
 use crate::Rejection;
 use crate::catalog::{MenuItem, Topping};
 
 /// What the catalog says about a menu item an order names.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemLookup {
-    Active(MenuItem),
+    Active(Box<MenuItem>),
     Retired,
     Unknown,
 }
@@ -23,84 +23,108 @@ impl ItemLookup {
         if retired {
             ItemLookup::Retired
         } else {
-            ItemLookup::Active(item)
+            ItemLookup::Active(Box::new(item))
         }
     }
 }
 
 /// Prices every line from the catalog; the client's idea of a price is
-/// never asked. `topping` answers for active toppings only.
+/// never asked. `topping` answers for active toppings only. Every line's
+/// choices of options are judged before any is refused for them, so one
+/// answer names every group a guest still has to fix.
 pub fn price_lines(
     order: &ValidOrder,
     item: impl Fn(Uuid) -> ItemLookup,
     topping: impl Fn(Uuid) -> Option<Topping>,
 ) -> Result<Vec<OrderLine>, Rejection> {
-    order
+    let mut option_errors = Vec::new();
+    let lines = order
         .lines
         .iter()
         .enumerate()
-        .map(|(line, request)| {
-            let menu_item_id = request.menu_item_id;
-            let menu_item = match item(menu_item_id) {
-                ItemLookup::Active(menu_item) => menu_item,
-                ItemLookup::Retired => {
-                    return Err(Rejection::ItemUnavailable { line, menu_item_id });
-                }
-                ItemLookup::Unknown => {
-                    return Err(Rejection::UnknownMenuItem { line, menu_item_id });
-                }
-            };
-            if request.topping_ids.len() as i64 > menu_item.max_toppings {
-                return Err(Rejection::InvalidTopping {
-                    line,
-                    topping_id: None,
-                    reason: format!(
-                        "{} allows at most {} toppings",
-                        menu_item.name, menu_item.max_toppings
-                    ),
-                });
-            }
-            let toppings = request
-                .topping_ids
-                .iter()
-                .map(|&topping_id| {
-                    let allowed = menu_item.topping_ids.contains(&topping_id);
-                    match topping(topping_id).filter(|_| allowed) {
-                        Some(t) => Ok(LineTopping {
-                            topping_id,
-                            name: t.name,
-                            price: t.price,
-                        }),
-                        None => Err(Rejection::InvalidTopping {
-                            line,
-                            topping_id: Some(topping_id),
-                            reason: format!("not a topping offered with {}", menu_item.name),
-                        }),
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let unit_price = menu_item.price + toppings.iter().map(|t| t.price).sum::<i64>();
-            Ok(OrderLine {
-                menu_item_id,
-                name: menu_item.name,
-                unit_price,
-                quantity: request.quantity,
-                toppings,
-                line_total: unit_price * request.quantity,
-                note: request.note.clone(),
-            })
-        })
-        .collect()
+        .map(|(line, request)| price_line(line, request, &item, &topping, &mut option_errors))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !option_errors.is_empty() {
+        return Err(Rejection::InvalidOptions {
+            errors: option_errors,
+        });
+    }
+    Ok(lines)
 }
 
-/// Units each item and topping must give up, in ascending id order: the
-/// order in which stock rows are locked, so concurrent orders never deadlock.
+fn price_line(
+    line: usize,
+    request: &LineRequest,
+    item: impl Fn(Uuid) -> ItemLookup,
+    topping: impl Fn(Uuid) -> Option<Topping>,
+    option_errors: &mut Vec<OptionError>,
+) -> Result<OrderLine, Rejection> {
+    let menu_item_id = request.menu_item_id;
+    let menu_item = match item(menu_item_id) {
+        ItemLookup::Active(menu_item) => *menu_item,
+        ItemLookup::Retired => {
+            return Err(Rejection::ItemUnavailable { line, menu_item_id });
+        }
+        ItemLookup::Unknown => {
+            return Err(Rejection::UnknownMenuItem { line, menu_item_id });
+        }
+    };
+    if request.topping_ids.len() as i64 > menu_item.max_toppings {
+        return Err(Rejection::InvalidTopping {
+            line,
+            topping_id: None,
+            reason: format!(
+                "{} allows at most {} toppings",
+                menu_item.name, menu_item.max_toppings
+            ),
+        });
+    }
+    let toppings = request
+        .topping_ids
+        .iter()
+        .map(|&topping_id| {
+            let allowed = menu_item.topping_ids.contains(&topping_id);
+            match topping(topping_id).filter(|_| allowed) {
+                Some(t) => Ok(LineTopping {
+                    topping_id,
+                    name: t.name,
+                    price: t.price,
+                }),
+                None => Err(Rejection::InvalidTopping {
+                    line,
+                    topping_id: Some(topping_id),
+                    reason: format!("not a topping offered with {}", menu_item.name),
+                }),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = choose_options(&menu_item, line, &request.option_ids, option_errors);
+    let unit_price = menu_item.price
+        + toppings.iter().map(|t| t.price).sum::<i64>()
+        + options.iter().map(|o| o.price).sum::<i64>();
+    Ok(OrderLine {
+        menu_item_id,
+        name: menu_item.name,
+        unit_price,
+        quantity: request.quantity,
+        toppings,
+        options,
+        line_total: unit_price * request.quantity,
+        note: request.note.clone(),
+    })
+}
+
+/// Units each item, topping and option must give up, in ascending id
+/// order: the order in which stock rows are locked, so concurrent orders
+/// never deadlock.
 pub fn stock_needed(lines: &[OrderLine]) -> BTreeMap<Uuid, i64> {
     let mut needed = BTreeMap::new();
     for line in lines {
-        *needed.entry(line.menu_item_id).or_default() += line.quantity;
-        for topping in &line.toppings {
-            *needed.entry(topping.topping_id).or_default() += line.quantity;
+        let ids = std::iter::once(line.menu_item_id)
+            .chain(line.toppings.iter().map(|t| t.topping_id))
+            .chain(line.options.iter().map(|o| o.option_id));
+        for id in ids {
+            *needed.entry(id).or_default() += line.quantity;
         }
     }
     needed
@@ -127,6 +151,7 @@ mod tests {
             quantity,
             topping_ids: toppings.to_vec(),
             note: None,
+            option_ids: vec![],
         }
     }
 
@@ -152,10 +177,11 @@ mod tests {
             topping_ids: vec![cheese, egg],
             max_toppings: 1,
             details: Default::default(),
+            option_groups: vec![],
         };
         let lookup = |id| {
             if id == curry {
-                ItemLookup::Active(menu_item.clone())
+                ItemLookup::Active(Box::new(menu_item.clone()))
             } else {
                 ItemLookup::Unknown
             }
@@ -192,6 +218,72 @@ mod tests {
                 line: 1,
                 menu_item_id: stranger
             })
+        );
+    }
+
+    #[test]
+    fn options_add_their_prices_and_stock_and_every_line_is_judged() {
+        use crate::catalog::{ItemOption, OptionGroup};
+        let (steak, doneness, rare, egg) = (
+            Uuid::from_u128(1),
+            Uuid::from_u128(2),
+            Uuid::from_u128(3),
+            Uuid::from_u128(4),
+        );
+        let menu_item = MenuItem {
+            menu_item_id: steak,
+            name: "Steak".into(),
+            description: String::new(),
+            category: "Mains".into(),
+            price: 2000,
+            topping_ids: vec![],
+            max_toppings: 0,
+            details: Default::default(),
+            option_groups: vec![OptionGroup {
+                group_id: doneness,
+                name: "Doneness".into(),
+                min_choices: 1,
+                max_choices: 1,
+                options: vec![ItemOption {
+                    option_id: rare,
+                    name: "Rare".into(),
+                    price: 150,
+                }],
+            }],
+        };
+        let lookup = |id| {
+            if id == steak {
+                ItemLookup::Active(Box::new(menu_item.clone()))
+            } else {
+                ItemLookup::Unknown
+            }
+        };
+        let chosen = |options: &[Uuid]| LineRequest {
+            option_ids: options.to_vec(),
+            ..line(steak, 2, &[])
+        };
+        let order = request(vec![chosen(&[rare])], "", false);
+        let lines = price_lines(&order, lookup, |_| None).unwrap();
+        assert_eq!((lines[0].unit_price, lines[0].line_total), (2150, 4300));
+        assert_eq!(lines[0].options[0].group_id, doneness);
+        assert_eq!(
+            stock_needed(&lines),
+            BTreeMap::from([(steak, 2), (rare, 2)])
+        );
+
+        let twice_wrong = request(vec![chosen(&[]), chosen(&[egg])], "", false);
+        let Err(Rejection::InvalidOptions { errors }) = price_lines(&twice_wrong, lookup, |_| None)
+        else {
+            panic!("expected invalid options");
+        };
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "items[0].optionIds",
+                "items[1].optionIds[0]",
+                "items[1].optionIds"
+            ]
         );
     }
 }

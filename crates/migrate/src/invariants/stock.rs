@@ -9,7 +9,7 @@ use crate::db::{Db, Val};
 pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
     let rows = db
         .rows(
-            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name), i.stock,
+            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name, c.name), i.stock,
                     cast(coalesce(l.total, 0) as bigint), coalesce(l.entries, 0)
              from inventory i
              left join (select shop_id, item_id, sum(delta) as total, count(*) as entries
@@ -18,7 +18,9 @@ pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
              left join menu_items m
                  on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
              left join toppings t
-                 on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id",
+                 on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id
+             left join item_options c
+                 on i.kind = 'option' and c.shop_id = i.shop_id and c.option_id = i.item_id",
         )
         .await?;
     let mut problems = Vec::new();

@@ -62,8 +62,8 @@ struct Unreturned {
 }
 
 /// Each order's `order` rows take exactly the units its lines name, per
-/// item (each line's menu item, and each of its toppings, times the line's
-/// quantity: what `stock_needed` counts), and name no item the lines don't;
+/// item (each line's menu item, and each of its toppings and options,
+/// times the line's quantity: what `stock_needed` counts), and name no item the lines don't;
 /// a cancelled order's `cancel` rows give back exactly what its `order`
 /// rows took, and no other order has any.
 ///
@@ -126,19 +126,23 @@ async fn logged_orders(db: &mut Db<'_>) -> Result<(LoggedOrders, u64)> {
 async fn add_named_units(db: &mut Db<'_>, logged: &mut LoggedOrders) -> Result<()> {
     let lines = db.json_elements("o.lines", None);
     let toppings = db.json_elements("l.value", Some("toppings"));
-    let (menu_item, topping) = (
+    let options = db.json_elements("l.value", Some("options"));
+    let (menu_item, topping, option) = (
         db.json_text("l.value", "menuItemId"),
         db.json_text("t.value", "toppingId"),
+        db.json_text("c.value", "optionId"),
     );
     let quantity = format!("cast({} as bigint)", db.json_text("l.value", "quantity"));
-    // The lines are taken apart once for both halves: most of the cost.
+    // The lines are taken apart once for all three parts: most of the cost.
     db.each(
         &format!(
             "with l as materialized (
                  select o.shop_id, o.order_id, e.value from orders o, {lines} e)
              select l.shop_id, l.order_id, {menu_item}, {quantity} from l
              union all
-             select l.shop_id, l.order_id, {topping}, {quantity} from l, {toppings} t"
+             select l.shop_id, l.order_id, {topping}, {quantity} from l, {toppings} t
+             union all
+             select l.shop_id, l.order_id, {option}, {quantity} from l, {options} c"
         ),
         |row| {
             // An order without rows took nothing, which any lines allow.
@@ -157,11 +161,13 @@ struct ItemNames(HashMap<(Uuid, Uuid), String>);
 async fn item_names(db: &mut Db<'_>) -> Result<ItemNames> {
     let names = db
         .rows(
-            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name) from inventory i
+            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name, c.name) from inventory i
              left join menu_items m
                  on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
              left join toppings t
-                 on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id",
+                 on i.kind = 'topping' and t.shop_id = i.shop_id and t.topping_id = i.item_id
+             left join item_options c
+                 on i.kind = 'option' and c.shop_id = i.shop_id and c.option_id = i.item_id",
         )
         .await?
         .iter()

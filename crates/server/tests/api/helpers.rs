@@ -159,6 +159,14 @@ impl OrderBody {
         self
     }
 
+    /// A line with options chosen from the item's groups.
+    pub fn chosen(mut self, item: &str, quantity: i64, options: &[&str]) -> OrderBody {
+        self.items.push(json!({
+            "menuItemId": item, "quantity": quantity, "optionIds": options
+        }));
+        self
+    }
+
     pub fn note(mut self, note: &str) -> OrderBody {
         self.note = Some(note.to_owned());
         self

@@ -15,6 +15,7 @@ mod menu;
 mod menu_cache;
 mod nodes;
 mod ops;
+mod options;
 mod order_audit;
 mod order_checks;
 mod order_retries;

@@ -151,6 +151,7 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
             allergens: vec![],
             tags: vec![],
             station: None,
+            option_groups: vec![],
         }],
     };
     store
@@ -195,6 +196,7 @@ pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -
             quantity: 1,
             topping_ids: vec![],
             note: None,
+            option_ids: vec![],
         }],
         note: None,
         allow_repeat: false,

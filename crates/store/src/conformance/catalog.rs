@@ -69,6 +69,7 @@ pub async fn catalog_first_put_is_version_one_keeping_given_ids_and_assigning_mi
                 topping_ids: vec![cheese],
                 max_toppings: 1,
                 details: Default::default(),
+                option_groups: vec![],
             },
             MenuItem {
                 menu_item_id: ramen,
@@ -79,6 +80,7 @@ pub async fn catalog_first_put_is_version_one_keeping_given_ids_and_assigning_mi
                 topping_ids: vec![cheese],
                 max_toppings: 1,
                 details: Default::default(),
+                option_groups: vec![],
             },
         ],
     };

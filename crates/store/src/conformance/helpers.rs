@@ -107,6 +107,7 @@ pub(super) fn item(
         allergens: vec![],
         tags: vec![],
         station: None,
+        option_groups: vec![],
     }
 }
 
@@ -298,6 +299,7 @@ pub(super) fn line(menu_item_id: Uuid, quantity: i64, toppings: &[Uuid]) -> Line
         quantity,
         topping_ids: toppings.to_vec(),
         note: None,
+        option_ids: vec![],
     }
 }
 
@@ -436,6 +438,7 @@ pub(super) fn priced(
         unit_price,
         quantity,
         toppings,
+        options: vec![],
         line_total: unit_price * quantity,
         note: None,
     }

@@ -43,6 +43,7 @@ mod helpers;
 mod idempotency;
 mod inventory;
 mod kitchen;
+mod options;
 mod orders;
 mod pins;
 mod sessions;
@@ -60,6 +61,7 @@ pub use helpers::receipt;
 pub use idempotency::*;
 pub use inventory::*;
 pub use kitchen::*;
+pub use options::*;
 pub use orders::*;
 pub use pins::*;
 pub use sessions::*;
@@ -213,6 +215,10 @@ macro_rules! conformance_tests {
                 a_closed_session_is_gone_for_guests_after_its_grace,
                 a_session_places_at_most_its_limit_of_guest_orders_per_window,
                 purge_audit_deletes_only_rows_before_the_cutoff_in_batches,
+                catalog_option_groups_round_trip_and_options_are_inventory_entries,
+                order_choices_are_judged_priced_and_kept_with_the_line,
+                order_tracked_options_are_taken_short_named_and_given_back,
+                order_options_are_part_of_the_fingerprint,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,

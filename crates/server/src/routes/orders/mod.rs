@@ -89,7 +89,8 @@ struct LimitQuery {
         (status = 410, description = "The session is closed (SESSION_CLOSED)", body = Problem,
          content_type = "application/problem+json"),
         (status = 422, description = "VALIDATION_FAILED, IDEMPOTENCY_KEY_REUSED, UNKNOWN_MENU_ITEM, \
-                                      INVALID_TOPPING or ITEM_UNAVAILABLE",
+                                      INVALID_TOPPING, INVALID_OPTIONS (errors: [{field, groupId, \
+                                      message}]) or ITEM_UNAVAILABLE",
          body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "PIN_LOCKED, COOLDOWN_ACTIVE or SESSION_RATE_LIMITED, with \
                                       Retry-After", body = Problem,
@@ -265,6 +266,10 @@ fn client_id_error(code: ErrorCode) -> ApiError {
          content_type = "application/problem+json"),
         (status = 410, description = "The session is closed (SESSION_CLOSED)", body = Problem,
          content_type = "application/problem+json"),
+        (status = 422, description = "VALIDATION_FAILED, IDEMPOTENCY_KEY_REUSED, UNKNOWN_MENU_ITEM, \
+                                      INVALID_TOPPING, INVALID_OPTIONS (errors: [{field, groupId, \
+                                      message}]) or ITEM_UNAVAILABLE",
+         body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "CATALOG_NOT_READY or UNAVAILABLE", body = Problem,
          content_type = "application/problem+json"),
     ),

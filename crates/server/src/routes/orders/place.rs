@@ -201,6 +201,7 @@ mod tests {
                     name: "Egg".into(),
                     price: 100,
                 }],
+                options: vec![],
                 line_total: 2200,
                 note: None,
             }],
