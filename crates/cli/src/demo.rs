@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use ordergate_domain::catalog::{Catalog, CatalogInput, MenuItemInput, ToppingInput};
 use ordergate_domain::inventory::InventoryUpdate;
+use ordergate_domain::language::Text;
 use ordergate_domain::session::{Session, SessionStatus, generate_pin};
 use ordergate_domain::shop::NewShop;
 use ordergate_server::{Settings, open_store, serve};
@@ -97,6 +98,7 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         name: "Route 66 Diner".into(),
         currency: "USD".into(),
         timezone: Some("America/Chicago".into()),
+        languages: None,
     }
     .validate(Uuid::new_v4(), now)?;
     let shop = store.create_shop(shop).await?;
@@ -237,7 +239,7 @@ async fn track_stock(
         catalog
             .items
             .iter()
-            .find(|i| i.name == name)
+            .find(|i| i.name == Text::from(name))
             .map(|i| i.menu_item_id)
             .context("seeded item missing")
     };

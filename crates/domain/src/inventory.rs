@@ -7,6 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use uuid::Uuid;
 
 use crate::catalog::ItemKind;
+use crate::language::{Languages, Text};
 use crate::validation::FieldErrors;
 use crate::{Rejection, Timestamp};
 
@@ -77,10 +78,18 @@ pub struct InventoryEntry {
 }
 
 impl InventoryItem {
-    /// What an option's entry is called: after its item too, because
+    /// What an entry is called, in the shop's default language: an
+    /// option (`of_item` is its item's name) after its item too, because
     /// options of different items share names ("Large", "Rare").
-    pub fn option_name(item: &str, option: &str) -> String {
-        format!("{item} · {option}")
+    pub fn display_name(own: &Text, of_item: Option<&Text>, languages: &Languages) -> String {
+        match of_item {
+            Some(item) => format!(
+                "{} · {}",
+                item.in_default(languages),
+                own.in_default(languages)
+            ),
+            None => own.in_default(languages).to_owned(),
+        }
     }
 
     pub fn entry(&self, now: Timestamp) -> InventoryEntry {

@@ -10,6 +10,7 @@ pub mod code;
 pub mod events;
 pub mod idempotency;
 pub mod inventory;
+pub mod language;
 pub mod menu;
 pub mod order;
 pub mod paging;

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::language::Languages;
 use crate::validation::FieldErrors;
 use crate::{Rejection, Timestamp};
 
@@ -19,6 +20,25 @@ pub struct NewShop {
     /// IANA time zone name; ticket numbers restart at the shop's midnight.
     #[cfg_attr(feature = "openapi", schema(example = "Asia/Tokyo"))]
     pub timezone: Option<String>,
+    /// BCP 47 tags of the languages the menu is written in, the default
+    /// (the kitchen's) first; `["en"]` when left out.
+    #[cfg_attr(feature = "openapi", schema(example = json!(["ja", "en"])))]
+    // Staff keys fingerprint the parsed body: a request without languages
+    // must digest as it did before they existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub languages: Option<Vec<String>>,
+}
+
+/// Body of `PATCH /shops/{shopId}`: what a shop may change about itself.
+/// Its currency and time zone stay: prices and ticket days are counted in
+/// them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShopPatch {
+    pub name: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(example = json!(["ja", "en"])))]
+    pub languages: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,6 +50,9 @@ pub struct Shop {
     pub currency: String,
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "Asia/Tokyo"))]
     pub timezone: ShopTimeZone,
+    /// The menu's languages, the default first.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["ja", "en"])))]
+    pub languages: Languages,
     pub created_at: DateTime<Utc>,
 }
 
@@ -82,12 +105,36 @@ impl NewShop {
                 ShopTimeZone::UTC
             }),
         };
+        let languages = match self.languages {
+            None => Languages::default(),
+            Some(tags) => Languages::validate(tags, "languages", &mut errors),
+        };
         errors.finish(Shop {
             shop_id,
             name: self.name.trim().to_owned(),
             currency: self.currency,
             timezone,
+            languages,
             created_at,
+        })
+    }
+}
+
+impl ShopPatch {
+    /// The shop with this patch applied; a field left out stays as it is.
+    pub fn apply(self, shop: Shop) -> Result<Shop, Rejection> {
+        let mut errors = FieldErrors::default();
+        if let Some(name) = &self.name {
+            errors.text("name", name, 1, 100);
+        }
+        let languages = match self.languages {
+            None => shop.languages.clone(),
+            Some(tags) => Languages::validate(tags, "languages", &mut errors),
+        };
+        errors.finish(Shop {
+            name: self.name.map_or(shop.name, |name| name.trim().to_owned()),
+            languages,
+            ..shop
         })
     }
 }
@@ -101,7 +148,42 @@ mod tests {
             name: " Sakura Diner ".into(),
             currency: currency.into(),
             timezone: timezone.map(Into::into),
+            languages: None,
         }
+    }
+
+    #[test]
+    fn a_shop_serves_english_unless_told_and_a_patch_changes_only_what_it_names() {
+        let shop = new_shop("JPY", None)
+            .validate(Uuid::nil(), crate::now())
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&shop).unwrap()["languages"],
+            serde_json::json!(["en"])
+        );
+        let patched = ShopPatch {
+            name: None,
+            languages: Some(vec!["JA".into(), "en".into()]),
+        }
+        .apply(shop.clone())
+        .unwrap();
+        assert_eq!(
+            (
+                patched.name.as_str(),
+                patched.languages.default_language().as_str()
+            ),
+            ("Sakura Diner", "ja")
+        );
+        let refused = ShopPatch {
+            name: Some(" ".into()),
+            languages: Some(vec![]),
+        }
+        .apply(shop);
+        let Err(Rejection::Validation(errors)) = refused else {
+            panic!("expected validation errors");
+        };
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["name", "languages"]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The guest menu, served from memory.
 //!
-//! Each shop's menu source (catalog and stock) is cached with the rendered
-//! body and its ETag. Every committed stock or catalog change bumps the
+//! Each shop's menu source (catalog and stock) is cached with the body and
+//! ETag rendered in each of its languages once asked for. Every committed stock or catalog change bumps the
 //! shop's generation before its writer answers anyone, so the first menu
 //! read after a change (from anyone, on this node) reloads; every other read
 //! is served without touching the database. A manual 86 lapsing is not a
@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use ordergate_domain::Timestamp;
+use ordergate_domain::language::Language;
 use ordergate_domain::menu::{Menu, next_lapse};
 use ordergate_store::{MenuSource, Store};
 use uuid::Uuid;
@@ -25,10 +26,12 @@ use crate::metrics::Metrics;
 /// Shops whose menus stay in memory at once.
 const CAPACITY: u64 = 10_000;
 
-/// A menu as sent: body, entity tag, and until when it stays true.
+/// A menu as sent: body, language, entity tag, and until when it stays true.
 #[derive(Clone)]
 pub struct RenderedMenu {
     pub body: Bytes,
+    /// Its `Content-Language`.
+    pub language: HeaderValue,
     pub etag: HeaderValue,
     valid_until: Option<Timestamp>,
 }
@@ -36,7 +39,35 @@ pub struct RenderedMenu {
 struct Cached {
     generation: u64,
     source: MenuSource,
-    rendered: RenderedMenu,
+    /// The menu in each language asked for, rendered on first asking (and
+    /// again once an 86 in it lapsed).
+    rendered: Mutex<HashMap<Language, RenderedMenu>>,
+}
+
+impl Cached {
+    fn new(generation: u64, source: MenuSource) -> Cached {
+        Cached {
+            generation,
+            source,
+            rendered: Mutex::default(),
+        }
+    }
+
+    /// The menu in the language of the shop's that `wanted` (most wanted
+    /// first) is served best by, rendered anew if an 86 in it lapsed.
+    fn in_language(&self, wanted: &[String], now: Timestamp) -> Result<RenderedMenu, ApiError> {
+        let languages = &self.source.shop.languages;
+        let language = languages.negotiate(wanted.iter().map(String::as_str));
+        let mut rendered = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(menu) = rendered.get(language)
+            && menu.valid_until.is_none_or(|until| now < until)
+        {
+            return Ok(menu.clone());
+        }
+        let menu = render(&self.source, language, now)?;
+        rendered.insert(language.clone(), menu.clone());
+        Ok(menu)
+    }
 }
 
 pub struct MenuCache {
@@ -81,18 +112,22 @@ impl MenuCache {
         own.wrapping_add(self.epoch.load(Ordering::SeqCst))
     }
 
+    /// The shop's menu in the language of its that `wanted` (the tags a
+    /// guest asked for, most wanted first; none: the shop's default) is
+    /// served best by.
     pub async fn get(
         &self,
         store: &dyn Store,
         metrics: &Metrics,
         shop_id: Uuid,
+        wanted: &[String],
         now: Timestamp,
     ) -> Result<RenderedMenu, ApiError> {
         // Read before loading: a change landing during the load leaves the
         // entry behind this generation, and the next read reloads.
         let generation = self.generation(shop_id);
-        if let Some(rendered) = self.cached(shop_id, generation, now) {
-            return rendered;
+        if let Some(cached) = self.cached(shop_id, generation) {
+            return cached.in_language(wanted, now);
         }
         let gate = Arc::clone(
             self.loading
@@ -104,61 +139,35 @@ impl MenuCache {
         let _loading = gate.lock().await;
         // Whoever held the gate may have loaded this very generation.
         let generation = self.generation(shop_id);
-        if let Some(rendered) = self.cached(shop_id, generation, now) {
-            return rendered;
+        if let Some(cached) = self.cached(shop_id, generation) {
+            return cached.in_language(wanted, now);
         }
         metrics.menu_cache_miss(shop_id);
         let source = store.menu_source(shop_id).await?;
-        let rendered = render(&source, now)?;
-        self.menus.insert(
-            shop_id,
-            Arc::new(Cached {
-                generation,
-                source,
-                rendered: rendered.clone(),
-            }),
-        );
-        Ok(rendered)
+        let cached = Arc::new(Cached::new(generation, source));
+        self.menus.insert(shop_id, Arc::clone(&cached));
+        cached.in_language(wanted, now)
     }
 
-    /// The cached menu when it is of `generation`, re-rendered from memory
-    /// if an 86 in it lapsed.
-    fn cached(
-        &self,
-        shop_id: Uuid,
-        generation: u64,
-        now: Timestamp,
-    ) -> Option<Result<RenderedMenu, ApiError>> {
-        let cached = self
-            .menus
+    /// The cached menu source when it is of `generation`.
+    fn cached(&self, shop_id: Uuid, generation: u64) -> Option<Arc<Cached>> {
+        self.menus
             .get(&shop_id)
-            .filter(|cached| cached.generation == generation)?;
-        if cached.rendered.valid_until.is_none_or(|until| now < until) {
-            return Some(Ok(cached.rendered.clone()));
-        }
-        let rendered = match render(&cached.source, now) {
-            Ok(rendered) => rendered,
-            Err(e) => return Some(Err(e)),
-        };
-        self.menus.insert(
-            shop_id,
-            Arc::new(Cached {
-                generation,
-                source: cached.source.clone(),
-                rendered: rendered.clone(),
-            }),
-        );
-        Some(Ok(rendered))
+            .filter(|cached| cached.generation == generation)
     }
 }
 
-fn render(source: &MenuSource, now: Timestamp) -> Result<RenderedMenu, ApiError> {
+fn render(
+    source: &MenuSource,
+    language: &Language,
+    now: Timestamp,
+) -> Result<RenderedMenu, ApiError> {
     let levels = source
         .inventory
         .iter()
         .map(|item| (item.item_id, item.level.clone()))
         .collect();
-    let menu = Menu::build(&source.shop, &source.catalog, &levels, now);
+    let menu = Menu::build(&source.shop, &source.catalog, &levels, now, language);
     let body = serde_json::to_vec(&menu).map_err(|e| {
         tracing::error!(error = %e, "menu serialisation failed");
         ApiError::new(
@@ -167,6 +176,13 @@ fn render(source: &MenuSource, now: Timestamp) -> Result<RenderedMenu, ApiError>
         )
     })?;
     Ok(RenderedMenu {
+        language: HeaderValue::from_str(language.as_str()).map_err(|e| {
+            tracing::error!(error = %e, "a language tag that is no header value");
+            ApiError::new(
+                crate::error::ErrorCode::Internal,
+                "an internal error occurred",
+            )
+        })?,
         etag: entity_tag(&body),
         valid_until: next_lapse(source.inventory.iter().map(|item| &item.level), now),
         body: Bytes::from(body),

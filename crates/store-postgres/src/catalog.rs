@@ -72,6 +72,13 @@ fn positions(n: usize) -> Vec<i64> {
     (0..n as i64).collect()
 }
 
+/// Each value as the JSON text its column keeps.
+fn encoded<T: serde::Serialize>(
+    values: impl Iterator<Item = T>,
+) -> Result<Vec<String>, serde_json::Error> {
+    values.map(|value| serde_json::to_string(&value)).collect()
+}
+
 /// Writes each topping (active again, in its position).
 async fn upsert_toppings(tx: &mut Tx, shop_id: Uuid, toppings: &[Topping]) -> Result<(), PgError> {
     sqlx::query(
@@ -85,7 +92,7 @@ async fn upsert_toppings(tx: &mut Tx, shop_id: Uuid, toppings: &[Topping]) -> Re
     )
     .bind(shop_id)
     .bind(toppings.iter().map(|t| t.topping_id).collect::<Vec<_>>())
-    .bind(toppings.iter().map(|t| t.name.clone()).collect::<Vec<_>>())
+    .bind(encoded(toppings.iter().map(|t| &t.name))?)
     .bind(toppings.iter().map(|t| t.price).collect::<Vec<_>>())
     .bind(positions(toppings.len()))
     .execute(tx.conn())
@@ -95,21 +102,10 @@ async fn upsert_toppings(tx: &mut Tx, shop_id: Uuid, toppings: &[Topping]) -> Re
 
 /// Writes each menu item (active again, in its position).
 async fn upsert_items(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<(), PgError> {
-    let topping_ids = items
-        .iter()
-        .map(|i| serde_json::to_string(&i.topping_ids))
-        .collect::<Result<Vec<_>, _>>()?;
-    let details = items
-        .iter()
-        .map(|i| serde_json::to_string(&i.details))
-        .collect::<Result<Vec<_>, _>>()?;
-    let groups = items
-        .iter()
-        .map(|i| {
-            let shapes: Vec<GroupShape> = i.option_groups.iter().map(OptionGroup::shape).collect();
-            serde_json::to_string(&shapes)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let groups = encoded(items.iter().map(|i| {
+        let shapes: Vec<GroupShape> = i.option_groups.iter().map(OptionGroup::shape).collect();
+        shapes
+    }))?;
     sqlx::query(
         "insert into menu_items (shop_id, menu_item_id, name, description, category, price,
                                  topping_ids, max_toppings, details, option_groups, position,
@@ -129,18 +125,13 @@ async fn upsert_items(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Result<
     )
     .bind(shop_id)
     .bind(items.iter().map(|i| i.menu_item_id).collect::<Vec<_>>())
-    .bind(items.iter().map(|i| i.name.clone()).collect::<Vec<_>>())
-    .bind(
-        items
-            .iter()
-            .map(|i| i.description.clone())
-            .collect::<Vec<_>>(),
-    )
-    .bind(items.iter().map(|i| i.category.clone()).collect::<Vec<_>>())
+    .bind(encoded(items.iter().map(|i| &i.name))?)
+    .bind(encoded(items.iter().map(|i| &i.description))?)
+    .bind(encoded(items.iter().map(|i| &i.category))?)
     .bind(items.iter().map(|i| i.price).collect::<Vec<_>>())
-    .bind(topping_ids)
+    .bind(encoded(items.iter().map(|i| &i.topping_ids))?)
     .bind(items.iter().map(|i| i.max_toppings).collect::<Vec<_>>())
-    .bind(details)
+    .bind(encoded(items.iter().map(|i| &i.details))?)
     .bind(groups)
     .bind(positions(items.len()))
     .execute(tx.conn())
@@ -179,12 +170,7 @@ async fn upsert_options(tx: &mut Tx, shop_id: Uuid, items: &[MenuItem]) -> Resul
             .collect::<Vec<_>>(),
     )
     .bind(options.iter().map(|(item, _, _)| *item).collect::<Vec<_>>())
-    .bind(
-        options
-            .iter()
-            .map(|(_, _, o)| o.name.clone())
-            .collect::<Vec<_>>(),
-    )
+    .bind(encoded(options.iter().map(|(_, _, o)| &o.name))?)
     .bind(options.iter().map(|(_, _, o)| o.price).collect::<Vec<_>>())
     .bind(options.iter().map(|(_, p, _)| *p).collect::<Vec<_>>())
     .execute(tx.conn())
@@ -329,7 +315,7 @@ async fn active_options(
     .try_map(|row: PgRow| {
         Ok(ItemOption {
             option_id: row.try_get(0)?,
-            name: row.try_get(1)?,
+            name: json(&row, 1)?,
             price: row.try_get(2)?,
         })
     })
@@ -359,7 +345,7 @@ pub(crate) async fn active_toppings(
 fn topping_from_row(row: PgRow) -> sqlx::Result<Topping> {
     Ok(Topping {
         topping_id: row.try_get(0)?,
-        name: row.try_get(1)?,
+        name: json(&row, 1)?,
         price: row.try_get(2)?,
     })
 }
@@ -369,9 +355,9 @@ fn topping_from_row(row: PgRow) -> sqlx::Result<Topping> {
 fn menu_item_from_row(row: PgRow) -> sqlx::Result<(MenuItem, Vec<GroupShape>)> {
     let item = MenuItem {
         menu_item_id: row.try_get(0)?,
-        name: row.try_get(1)?,
-        description: row.try_get(2)?,
-        category: row.try_get(3)?,
+        name: json(&row, 1)?,
+        description: json(&row, 2)?,
+        category: json(&row, 3)?,
         price: row.try_get(4)?,
         topping_ids: json(&row, 5)?,
         max_toppings: row.try_get(6)?,

@@ -10,7 +10,7 @@ use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_store::{
     Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite,
     Store, StoreResult,
@@ -37,6 +37,11 @@ impl Store for PgStore {
 
     async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
         self.detached(move |pg| async move { pg.get_shop(shop_id).await })
+            .await
+    }
+
+    async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop> {
+        self.detached(move |pg| async move { pg.update_shop(shop_id, patch).await })
             .await
     }
 

@@ -9,6 +9,7 @@ use ordergate_domain::events::{EventType, StockChanged};
 use ordergate_domain::inventory::{
     self, Cause, InventoryItem, LogEntry, Operation, StockChange, StockLevel, StockMove,
 };
+use ordergate_domain::language::{Languages, Text};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::Change;
@@ -16,18 +17,20 @@ use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
-use crate::codec::name;
+use crate::codec::{json, name};
 use crate::error::PgError;
 use crate::tx::Tx;
 use crate::{events, shops};
 
 /// Inventory rows of active (not retired) items, toppings and options,
-/// with names (and an option's item's name).
+/// with their names as stored (an option's item's too) and the shop's
+/// languages to name them in.
 macro_rules! active {
     () => {
         "select i.item_id, i.kind, coalesce(m.name, t.name, o.name), i.stock, i.marked_sold_out,
-                i.sold_out_until, i.version, i.updated_at, om.name
+                i.sold_out_until, i.version, i.updated_at, om.name, s.languages
          from inventory i
+         join shops s on s.shop_id = i.shop_id
          left join menu_items m
              on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
          left join toppings t
@@ -40,14 +43,15 @@ macro_rules! active {
 }
 
 fn from_row(row: PgRow) -> sqlx::Result<InventoryItem> {
-    let own_name: String = row.try_get(2)?;
+    let of_item: Option<Text> = match row.try_get::<Option<String>, _>(8)? {
+        Some(_) => Some(json(&row, 8)?),
+        None => None,
+    };
+    let languages: Languages = json(&row, 9)?;
     Ok(InventoryItem {
         item_id: row.try_get(0)?,
         kind: name(&row, 1, ItemKind::parse)?,
-        name: match row.try_get::<Option<String>, _>(8)? {
-            Some(item) => InventoryItem::option_name(&item, &own_name),
-            None => own_name,
-        },
+        name: InventoryItem::display_name(&json(&row, 2)?, of_item.as_ref(), &languages),
         level: StockLevel {
             stock: row.try_get(3)?,
             marked_sold_out: row.try_get(4)?,

@@ -9,7 +9,7 @@ use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
     Answer, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite, StoreResult,
@@ -44,6 +44,12 @@ impl Pg {
     pub(crate) async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
         Ok(shops::find(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop> {
+        let mut tx = self.begin().await?;
+        let result = shops::update(&mut tx, shop_id, patch).await;
+        self.finish(tx, result).await
     }
 
     pub(crate) async fn put_catalog(

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation};
+use ordergate_domain::language::Languages;
 use ordergate_domain::order::admission::{GuestHistory, GuestReads};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
@@ -22,7 +23,7 @@ use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
-use crate::codec::name;
+use crate::codec::{json, name};
 use crate::error::{PgError, is_lock_timeout};
 use crate::idempotency;
 use crate::inventory;
@@ -195,14 +196,24 @@ async fn commit(
     session: &Session,
 ) -> Result<Result<Placed, Rejection>, PgError> {
     let shop_id = session.shop_id;
-    let (timezone, catalog_version): (ShopTimeZone, i64) =
-        sqlx::query("select timezone, catalog_version from shops where shop_id = $1")
+    let (timezone, catalog_version, languages): (ShopTimeZone, i64, Languages) =
+        sqlx::query("select timezone, catalog_version, languages from shops where shop_id = $1")
             .bind(shop_id)
-            .try_map(|row: PgRow| Ok((name(&row, 0, ShopTimeZone::parse)?, row.try_get(1)?)))
+            .try_map(|row: PgRow| {
+                Ok((
+                    name(&row, 0, ShopTimeZone::parse)?,
+                    row.try_get(1)?,
+                    json(&row, 2)?,
+                ))
+            })
             .fetch_optional(tx.conn())
             .await?
             .ok_or(Rejection::NotFound("shop"))?;
-    let referenced = referenced_catalog(tx.conn(), cmd, shop_id, catalog_version).await?;
+    let referenced = Referenced {
+        catalog_version,
+        languages,
+        ..referenced_catalog(tx.conn(), cmd, shop_id).await?
+    };
     let priced = match referenced.price(&cmd.order) {
         Ok(priced) => priced,
         Err(rejection) => return Ok(Err(rejection)),
@@ -258,12 +269,11 @@ async fn referenced_catalog(
     conn: &mut PgConnection,
     cmd: &PlaceOrder,
     shop_id: Uuid,
-    catalog_version: i64,
 ) -> Result<Referenced, PgError> {
     let (item_ids, topping_ids) = referenced_ids(&cmd.order);
     Ok(Referenced {
-        catalog_version,
         items: catalog::menu_items(&mut *conn, shop_id, &item_ids).await?,
         toppings: catalog::active_toppings(conn, shop_id, &topping_ids).await?,
+        ..Referenced::default()
     })
 }

@@ -1,11 +1,13 @@
 use ordergate_domain::Rejection;
-use ordergate_domain::shop::{Shop, ShopTimeZone};
+use ordergate_domain::shop::{Shop, ShopPatch, ShopTimeZone};
+use ordergate_store::Change;
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
-use crate::codec::name;
+use crate::codec::{json, name};
 use crate::error::PgError;
+use crate::tx::Tx;
 
 fn from_row(row: PgRow) -> sqlx::Result<Shop> {
     Ok(Shop {
@@ -14,27 +16,44 @@ fn from_row(row: PgRow) -> sqlx::Result<Shop> {
         currency: row.try_get(2)?,
         timezone: name(&row, 3, ShopTimeZone::parse)?,
         created_at: row.try_get(4)?,
+        languages: json(&row, 5)?,
     })
 }
 
 pub(crate) async fn insert(conn: &mut PgConnection, shop: &Shop) -> Result<(), PgError> {
     sqlx::query(
-        "insert into shops (shop_id, name, currency, timezone, created_at)
-         values ($1, $2, $3, $4, $5)",
+        "insert into shops (shop_id, name, currency, timezone, created_at, languages)
+         values ($1, $2, $3, $4, $5, $6)",
     )
     .bind(shop.shop_id)
     .bind(&shop.name)
     .bind(&shop.currency)
     .bind(shop.timezone.name())
     .bind(shop.created_at)
+    .bind(serde_json::to_string(&shop.languages)?)
     .execute(conn)
     .await?;
     Ok(())
 }
 
+/// Applies a staff patch to the shop, its row locked as catalog writers
+/// lock it (menus are built from both); its menus are rendered anew.
+pub(crate) async fn update(tx: &mut Tx, shop_id: Uuid, patch: ShopPatch) -> Result<Shop, PgError> {
+    lock_for_catalog(tx.conn(), shop_id).await?;
+    let shop = patch.apply(require(tx.conn(), shop_id).await?)?;
+    sqlx::query("update shops set name = $2, languages = $3 where shop_id = $1")
+        .bind(shop_id)
+        .bind(&shop.name)
+        .bind(serde_json::to_string(&shop.languages)?)
+        .execute(tx.conn())
+        .await?;
+    tx.note(Change::Catalog(shop_id));
+    Ok(shop)
+}
+
 pub(crate) async fn list(conn: &mut PgConnection) -> Result<Vec<Shop>, PgError> {
     Ok(sqlx::query(
-        "select shop_id, name, currency, timezone, created_at from shops
+        "select shop_id, name, currency, timezone, created_at, languages from shops
          order by created_at, shop_id",
     )
     .try_map(from_row)
@@ -44,7 +63,8 @@ pub(crate) async fn list(conn: &mut PgConnection) -> Result<Vec<Shop>, PgError> 
 
 pub(crate) async fn find(conn: &mut PgConnection, shop_id: Uuid) -> Result<Option<Shop>, PgError> {
     Ok(sqlx::query(
-        "select shop_id, name, currency, timezone, created_at from shops where shop_id = $1",
+        "select shop_id, name, currency, timezone, created_at, languages
+         from shops where shop_id = $1",
     )
     .bind(shop_id)
     .try_map(from_row)

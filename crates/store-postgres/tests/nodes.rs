@@ -181,6 +181,7 @@ async fn changes_are_heard_here_before_the_write_returns_and_on_other_nodes_soon
         name: "Kissa".into(),
         currency: "JPY".into(),
         timezone: ordergate_domain::shop::ShopTimeZone::UTC,
+        languages: Default::default(),
         created_at: ordergate_domain::now(),
     };
     here.create_shop(quiet.clone()).await.expect("create");

@@ -50,7 +50,7 @@ pub(crate) fn put(
         upsert_topping.execute(params![
             shop,
             t.topping_id.to_string(),
-            t.name,
+            serde_json::to_string(&t.name)?,
             t.price,
             position as i64
         ])?;
@@ -107,9 +107,9 @@ fn upsert_items(conn: &Connection, shop: &str, items: &[MenuItem]) -> Result<(),
         upsert_item.execute(params![
             shop,
             item.menu_item_id.to_string(),
-            item.name,
-            item.description,
-            item.category,
+            serde_json::to_string(&item.name)?,
+            serde_json::to_string(&item.description)?,
+            serde_json::to_string(&item.category)?,
             item.price,
             serde_json::to_string(&item.topping_ids)?,
             item.max_toppings,
@@ -122,7 +122,7 @@ fn upsert_items(conn: &Connection, shop: &str, items: &[MenuItem]) -> Result<(),
                 shop,
                 option.option_id.to_string(),
                 item.menu_item_id.to_string(),
-                option.name,
+                serde_json::to_string(&option.name)?,
                 option.price,
                 position as i64
             ])?;
@@ -244,7 +244,7 @@ pub(crate) fn active_topping(
 fn topping_from_row(row: &Row) -> rusqlite::Result<Topping> {
     Ok(Topping {
         topping_id: uuid(row, 0)?,
-        name: row.get(1)?,
+        name: json(row, 1)?,
         price: row.get(2)?,
     })
 }
@@ -252,7 +252,7 @@ fn topping_from_row(row: &Row) -> rusqlite::Result<Topping> {
 fn option_from_row(row: &Row) -> rusqlite::Result<ItemOption> {
     Ok(ItemOption {
         option_id: uuid(row, 0)?,
-        name: row.get(1)?,
+        name: json(row, 1)?,
         price: row.get(2)?,
     })
 }
@@ -262,9 +262,9 @@ fn option_from_row(row: &Row) -> rusqlite::Result<ItemOption> {
 fn menu_item_from_row(row: &Row) -> rusqlite::Result<(MenuItem, Vec<GroupShape>)> {
     let item = MenuItem {
         menu_item_id: uuid(row, 0)?,
-        name: row.get(1)?,
-        description: row.get(2)?,
-        category: row.get(3)?,
+        name: json(row, 1)?,
+        description: json(row, 2)?,
+        category: json(row, 3)?,
         price: row.get(4)?,
         topping_ids: json(row, 5)?,
         max_toppings: row.get(6)?,

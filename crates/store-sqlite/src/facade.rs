@@ -12,7 +12,7 @@ use ordergate_domain::order::admission::KeyLookup;
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
     Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite,
@@ -53,6 +53,11 @@ impl Store for SqliteStore {
 
     async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
         self.read(move |tx| shops::find(tx, shop_id)).await
+    }
+
+    async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop> {
+        self.write(move |tx| shops::update(tx, shop_id, patch))
+            .await
     }
 
     async fn put_catalog(

@@ -48,6 +48,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0003_guest_access.sql")),
         M::up(include_str!("../migrations/0004_item_details.sql")),
         M::up(include_str!("../migrations/0005_option_groups.sql")).foreign_key_check(),
+        M::up(include_str!("../migrations/0006_languages.sql")),
     ])
 }
 

@@ -13,6 +13,7 @@ use ordergate_domain::order::ItemLookup;
 use ordergate_domain::order::admission::{GuestHistory, GuestReads};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
+use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{Claim, Decided, Ordered, PlaceOrder, Placed, Replay};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -155,7 +156,8 @@ fn commit(
     session: &Session,
 ) -> Result<Result<Placed, Rejection>, SqliteError> {
     let shop = shops::require(conn, session.shop_id)?;
-    let priced = match referenced_catalog(conn, cmd, shop.shop_id)?.price(&cmd.order) {
+    let referenced = referenced_catalog(conn, cmd, &shop)?;
+    let priced = match referenced.price(&cmd.order) {
         Ok(priced) => priced,
         Err(rejection) => return Ok(Err(rejection)),
     };
@@ -200,9 +202,10 @@ fn commit(
 fn referenced_catalog(
     conn: &Connection,
     cmd: &PlaceOrder,
-    shop_id: Uuid,
+    shop: &Shop,
 ) -> Result<Referenced, SqliteError> {
-    let shop = shop_id.to_string();
+    let languages = shop.languages.clone();
+    let shop = shop.shop_id.to_string();
     let catalog_version: i64 = conn
         .prepare_cached("select catalog_version from shops where shop_id = ?1")?
         .query_row([&shop], |row| row.get(0))?;
@@ -223,5 +226,6 @@ fn referenced_catalog(
         catalog_version,
         items,
         toppings,
+        languages,
     })
 }

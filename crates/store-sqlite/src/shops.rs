@@ -1,12 +1,14 @@
 use ordergate_domain::Rejection;
-use ordergate_domain::shop::{Shop, ShopTimeZone};
+use ordergate_domain::shop::{Shop, ShopPatch, ShopTimeZone};
+use ordergate_store::Change;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
-use crate::codec::{millis, name, time, uuid};
+use crate::codec::{json, millis, name, time, uuid};
 use crate::error::SqliteError;
+use crate::events;
 
-const COLUMNS: &str = "shop_id, name, currency, timezone, created_at";
+const COLUMNS: &str = "shop_id, name, currency, timezone, created_at, languages";
 
 fn from_row(row: &Row) -> rusqlite::Result<Shop> {
     Ok(Shop {
@@ -15,22 +17,41 @@ fn from_row(row: &Row) -> rusqlite::Result<Shop> {
         currency: row.get(2)?,
         timezone: name(row, 3, ShopTimeZone::parse)?,
         created_at: time(row, 4)?,
+        languages: json(row, 5)?,
     })
 }
 
 pub(crate) fn insert(conn: &Connection, shop: &Shop) -> Result<(), SqliteError> {
     conn.execute(
-        "insert into shops (shop_id, name, currency, timezone, created_at)
-         values (?1, ?2, ?3, ?4, ?5)",
+        "insert into shops (shop_id, name, currency, timezone, created_at, languages)
+         values (?1, ?2, ?3, ?4, ?5, ?6)",
         params![
             shop.shop_id.to_string(),
             shop.name,
             shop.currency,
             shop.timezone.name(),
-            millis(shop.created_at)
+            millis(shop.created_at),
+            serde_json::to_string(&shop.languages)?
         ],
     )?;
     Ok(())
+}
+
+/// Applies a staff patch; the shop's menus are rendered anew.
+pub(crate) fn update(
+    conn: &Connection,
+    shop_id: Uuid,
+    patch: ShopPatch,
+) -> Result<Shop, SqliteError> {
+    let shop = patch.apply(require(conn, shop_id)?)?;
+    conn.prepare_cached("update shops set name = ?2, languages = ?3 where shop_id = ?1")?
+        .execute(params![
+            shop_id.to_string(),
+            shop.name,
+            serde_json::to_string(&shop.languages)?
+        ])?;
+    events::note(Change::Catalog(shop_id));
+    Ok(shop)
 }
 
 pub(crate) fn list(conn: &Connection) -> Result<Vec<Shop>, SqliteError> {

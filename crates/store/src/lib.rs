@@ -14,7 +14,7 @@ use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
-use ordergate_domain::shop::Shop;
+use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
@@ -93,6 +93,9 @@ pub trait Store: Send + Sync + 'static {
     async fn create_shop(&self, shop: Shop) -> StoreResult<Shop>;
     async fn list_shops(&self) -> StoreResult<Vec<Shop>>;
     async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>>;
+    /// Applies a staff patch to the shop (its name, its languages),
+    /// validated inside the transaction; its menus are rendered anew.
+    async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop>;
 
     /// Validates and publishes a catalog: retires what it no longer lists,
     /// creates an untracked inventory entry for every new id, bumps the version.

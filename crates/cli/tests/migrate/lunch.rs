@@ -167,10 +167,12 @@ pub async fn lunch(http: &Http) -> Lunch {
         ] {
             views.push(Request::staff(Method::GET, path));
         }
-        views.push(Request::new(
-            Method::GET,
-            format!("/api/v1/shops/{id}/menu"),
-        ));
+        for menu in ["menu", "menu?lang=ja"] {
+            views.push(Request::new(
+                Method::GET,
+                format!("/api/v1/shops/{id}/{menu}"),
+            ));
+        }
         shops.push(shop);
     }
     views.push(Request::staff(Method::GET, "/api/v1/shops"));

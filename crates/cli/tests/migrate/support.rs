@@ -506,8 +506,9 @@ impl Drop for PgSchema {
     }
 }
 
-/// A published shop: curry (cheese and egg toppings), soup (in a size to
-/// choose: regular, or large), beer.
+/// A published shop, in English and Japanese: curry (its texts in both;
+/// cheese and egg toppings), soup (in a size to choose: regular, or
+/// large), beer.
 pub struct Shop {
     pub id: String,
     pub curry: String,
@@ -523,8 +524,10 @@ impl Shop {
     /// Creates the shop (under `key` when given) and its catalog, and
     /// tracks stock of curry, beer, cheese, egg and large soups.
     pub async fn create(http: &Http, name: &str, create: Request) -> (Shop, Request, Reply) {
-        let create =
-            create.json(json!({"name": name, "currency": "JPY", "timezone": "Asia/Tokyo"}));
+        let create = create.json(
+            json!({"name": name, "currency": "JPY", "timezone": "Asia/Tokyo",
+                               "languages": ["en", "ja"]}),
+        );
         let created = http.send(&create).await;
         let id = created.ok(201)["shopId"].as_str().unwrap().to_owned();
         let new_id = || Uuid::new_v4().to_string();
@@ -544,7 +547,8 @@ impl Shop {
                 {"toppingId": shop.egg, "name": "Egg", "price": 80}
             ],
             "items": [
-                {"menuItemId": shop.curry, "name": "Curry", "category": "Mains", "price": 900,
+                {"menuItemId": shop.curry, "name": {"en": "Curry", "ja": "カレー"},
+                 "category": {"en": "Mains", "ja": "主菜"}, "price": 900,
                  "toppingIds": [shop.cheese, shop.egg], "maxToppings": 2,
                  "allergens": ["wheat", "milk"], "tags": ["spicy"], "station": "stove"},
                 {"menuItemId": shop.soup, "name": "Miso soup", "category": "Sides", "price": 300,

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::Rejection;
+use crate::language::Text;
 
 pub use options::{
     GroupShape, ItemOption, MAX_OPTION_GROUPS_PER_ITEM, MAX_OPTIONS_PER_GROUP, OptionGroup,
@@ -78,7 +79,7 @@ pub struct CatalogInput {
 pub struct ToppingInput {
     /// Kept when given; assigned when absent.
     pub topping_id: Option<Uuid>,
-    pub name: String,
+    pub name: Text,
     pub price: i64,
 }
 
@@ -88,10 +89,12 @@ pub struct ToppingInput {
 pub struct MenuItemInput {
     /// Kept when given; assigned when absent.
     pub menu_item_id: Option<Uuid>,
-    pub name: String,
+    /// A string, or an object of language → string (as every display
+    /// text of the catalog).
+    pub name: Text,
     #[serde(default)]
-    pub description: String,
-    pub category: String,
+    pub description: Text,
+    pub category: Text,
     pub price: i64,
     /// Toppings a guest may add to this item; must be toppings of this catalog.
     #[serde(default)]
@@ -133,7 +136,7 @@ pub struct ItemDetails {
 #[serde(rename_all = "camelCase")]
 pub struct Topping {
     pub topping_id: Uuid,
-    pub name: String,
+    pub name: Text,
     pub price: i64,
 }
 
@@ -142,9 +145,9 @@ pub struct Topping {
 #[serde(rename_all = "camelCase")]
 pub struct MenuItem {
     pub menu_item_id: Uuid,
-    pub name: String,
-    pub description: String,
-    pub category: String,
+    pub name: Text,
+    pub description: Text,
+    pub category: Text,
     pub price: i64,
     pub topping_ids: Vec<Uuid>,
     pub max_toppings: i64,

@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::validate::Ids;
 use super::{ItemKind, MAX_PRICE, MenuItem};
+use crate::language::Text;
 use crate::validation::FieldErrors;
 
 pub const MAX_OPTION_GROUPS_PER_ITEM: usize = 20;
@@ -22,7 +23,7 @@ pub const MAX_OPTIONS_PER_GROUP: usize = 50;
 pub struct OptionGroupInput {
     /// Kept when given; assigned when absent.
     pub group_id: Option<Uuid>,
-    pub name: String,
+    pub name: Text,
     /// How many options a line must choose: 1 makes the choice required.
     /// Defaults to 0.
     #[serde(default)]
@@ -40,7 +41,7 @@ pub struct OptionGroupInput {
 pub struct OptionInput {
     /// Kept when given; assigned when absent. An inventory item id.
     pub option_id: Option<Uuid>,
-    pub name: String,
+    pub name: Text,
     /// Added to the item's price for each unit ordered with this option.
     #[serde(default)]
     pub price: i64,
@@ -51,7 +52,7 @@ pub struct OptionInput {
 #[serde(rename_all = "camelCase")]
 pub struct OptionGroup {
     pub group_id: Uuid,
-    pub name: String,
+    pub name: Text,
     pub min_choices: i64,
     pub max_choices: i64,
     pub options: Vec<ItemOption>,
@@ -62,7 +63,7 @@ pub struct OptionGroup {
 #[serde(rename_all = "camelCase")]
 pub struct ItemOption {
     pub option_id: Uuid,
-    pub name: String,
+    pub name: Text,
     pub price: i64,
 }
 
@@ -73,7 +74,7 @@ pub struct ItemOption {
 #[serde(rename_all = "camelCase")]
 pub struct GroupShape {
     pub group_id: Uuid,
-    pub name: String,
+    pub name: Text,
     pub min_choices: i64,
     pub max_choices: i64,
     pub option_ids: Vec<Uuid>,
@@ -155,7 +156,7 @@ pub(super) fn check_groups(
             if !groups_seen.insert(group_id) {
                 errors.push(at("groupId"), "id appears more than once in this catalog");
             }
-            errors.text(&at("name"), &group.name, 1, 80);
+            let name = errors.localized(&at("name"), group.name, 1, 80);
             let count = group.options.len() as i64;
             if group.options.is_empty() || group.options.len() > MAX_OPTIONS_PER_GROUP {
                 errors.push(
@@ -183,18 +184,18 @@ pub(super) fn check_groups(
                     if option.option_id.is_some() {
                         ids.claim(errors, at("optionId"), option_id, ItemKind::Option);
                     }
-                    errors.text(&at("name"), &option.name, 1, 80);
+                    let name = errors.localized(&at("name"), option.name, 1, 80);
                     errors.range(at("price"), option.price, 0, MAX_PRICE);
                     ItemOption {
                         option_id,
-                        name: option.name.trim().to_owned(),
+                        name,
                         price: option.price,
                     }
                 })
                 .collect();
             OptionGroup {
                 group_id,
-                name: group.name.trim().to_owned(),
+                name,
                 min_choices: group.min_choices,
                 max_choices,
                 options,
@@ -213,7 +214,7 @@ mod tests {
         MenuItemInput {
             menu_item_id: None,
             name: name.into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price: 2000,
             topping_ids: vec![],
@@ -235,7 +236,7 @@ mod tests {
     fn option(id: u128, price: i64) -> ItemOption {
         ItemOption {
             option_id: Uuid::from_u128(id),
-            name: format!("option {id}"),
+            name: format!("option {id}").into(),
             price,
         }
     }
@@ -263,7 +264,7 @@ mod tests {
         let bare = MenuItem {
             menu_item_id: Uuid::from_u128(7),
             name: "Steak".into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price: 2000,
             topping_ids: vec![],
@@ -327,11 +328,11 @@ mod tests {
         let groups = &valid.items[0].option_groups;
         assert_eq!(
             (
-                groups[0].name.as_str(),
+                &groups[0].name,
                 groups[0].min_choices,
                 groups[0].max_choices
             ),
-            ("Doneness", 1, 1)
+            (&Text::from("Doneness"), 1, 1)
         );
         assert_eq!((groups[1].min_choices, groups[1].max_choices), (0, 1));
         assert_eq!(groups[0].options[0].option_id, rare, "given ids kept");

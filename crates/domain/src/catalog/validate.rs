@@ -98,11 +98,11 @@ fn check_topping(
     if t.topping_id.is_some() {
         ids.claim(errors, at("toppingId"), topping_id, ItemKind::Topping);
     }
-    errors.text(&at("name"), &t.name, 1, 80);
+    let name = errors.localized(&at("name"), t.name, 1, 80);
     errors.range(at("price"), t.price, 0, MAX_PRICE);
     Topping {
         topping_id,
-        name: t.name.trim().to_owned(),
+        name,
         price: t.price,
     }
 }
@@ -125,9 +125,9 @@ impl ItemCheck<'_, '_> {
             self.ids
                 .claim(errors, at("menuItemId"), menu_item_id, ItemKind::MenuItem);
         }
-        errors.text(&at("name"), &item.name, 1, 80);
-        errors.text(&at("description"), &item.description, 0, 500);
-        errors.text(&at("category"), &item.category, 1, 40);
+        let name = errors.localized(&at("name"), item.name, 1, 80);
+        let description = errors.localized(&at("description"), item.description, 0, 500);
+        let category = errors.localized(&at("category"), item.category, 1, 40);
         errors.range(at("price"), item.price, 0, MAX_PRICE);
         check_offered_toppings(errors, i, &item.topping_ids, self.toppings);
         let details = check_details(
@@ -145,9 +145,9 @@ impl ItemCheck<'_, '_> {
         let option_groups = check_groups(errors, self.ids, self.groups_seen, i, item.option_groups);
         MenuItem {
             menu_item_id,
-            name: item.name.trim().to_owned(),
-            description: item.description.trim().to_owned(),
-            category: item.category.trim().to_owned(),
+            name,
+            description,
+            category,
             price: item.price,
             topping_ids: item.topping_ids,
             max_toppings,
@@ -240,7 +240,7 @@ mod tests {
         MenuItemInput {
             menu_item_id: None,
             name: name.into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price: 900,
             topping_ids,

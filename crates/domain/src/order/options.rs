@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::LineOption;
 use crate::catalog::{MenuItem, OptionGroup};
+use crate::language::Languages;
 
 /// A choice that breaks an item's option groups: an option the item does
 /// not offer (`groupId` null), or a group chosen too few or too many times.
@@ -20,13 +21,15 @@ pub struct OptionError {
     pub message: String,
 }
 
-/// The options line `line` chose for `item`, in the menu's order, when
-/// each is an option of one of the item's groups and every group is chosen
-/// from within its bounds; otherwise every problem goes to `errors`.
+/// The options line `line` chose for `item`, in the menu's order and
+/// named in the shop's default language, when each is an option of one of
+/// the item's groups and every group is chosen from within its bounds;
+/// otherwise every problem goes to `errors`.
 pub fn choose_options(
     item: &MenuItem,
     line: usize,
     chosen: &[Uuid],
+    languages: &Languages,
     errors: &mut Vec<OptionError>,
 ) -> Vec<LineOption> {
     let offered: HashMap<Uuid, (usize, usize)> = item
@@ -48,13 +51,13 @@ pub fn choose_options(
             None => errors.push(OptionError {
                 field: format!("items[{line}].optionIds[{j}]"),
                 group_id: None,
-                message: format!("not an option of {}", item.name),
+                message: format!("not an option of {}", item.name.in_default(languages)),
             }),
         }
     }
     for (g, group) in item.option_groups.iter().enumerate() {
         let count = picked.iter().filter(|(of, _)| *of == g).count() as i64;
-        if let Some(message) = bounds_broken(group, count) {
+        if let Some(message) = bounds_broken(group, count, languages) {
             errors.push(OptionError {
                 field: format!("items[{line}].optionIds"),
                 group_id: Some(group.group_id),
@@ -71,7 +74,7 @@ pub fn choose_options(
             LineOption {
                 option_id: option.option_id,
                 group_id: group.group_id,
-                name: option.name.clone(),
+                name: option.name.in_default(languages).to_owned(),
                 price: option.price,
             }
         })
@@ -79,8 +82,8 @@ pub fn choose_options(
 }
 
 /// What a guest is told when `count` choices break the group's bounds.
-fn bounds_broken(group: &OptionGroup, count: i64) -> Option<String> {
-    let name = &group.name;
+fn bounds_broken(group: &OptionGroup, count: i64, languages: &Languages) -> Option<String> {
+    let name = group.name.in_default(languages);
     if count < group.min_choices {
         Some(match (group.min_choices, group.max_choices) {
             (1, 1) => format!("choose one {name}"),
@@ -115,7 +118,7 @@ mod tests {
                 .iter()
                 .map(|&o| ItemOption {
                     option_id: id(o),
-                    name: format!("option {o}"),
+                    name: format!("option {o}").into(),
                     price: o as i64 * 10,
                 })
                 .collect(),
@@ -126,7 +129,7 @@ mod tests {
         MenuItem {
             menu_item_id: id(1),
             name: "Steak".into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price: 2000,
             topping_ids: vec![],
@@ -145,7 +148,7 @@ mod tests {
     fn judge(chosen: &[u128]) -> (Vec<Uuid>, Vec<Said>) {
         let chosen: Vec<Uuid> = chosen.iter().map(|&n| id(n)).collect();
         let mut errors = Vec::new();
-        let options = choose_options(&steak(), 0, &chosen, &mut errors);
+        let options = choose_options(&steak(), 0, &chosen, &Languages::default(), &mut errors);
         (
             options.iter().map(|o| o.option_id).collect(),
             errors
@@ -159,7 +162,13 @@ mod tests {
     fn choices_within_every_group_come_back_in_menu_order() {
         assert_eq!(judge(&[23, 12, 21]), (vec![id(12), id(21), id(23)], vec![]));
         let mut errors = Vec::new();
-        let options = choose_options(&steak(), 0, &[id(22), id(11)], &mut errors);
+        let options = choose_options(
+            &steak(),
+            0,
+            &[id(22), id(11)],
+            &Languages::default(),
+            &mut errors,
+        );
         assert_eq!(
             options[1],
             LineOption {

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::catalog::Topping;
 use crate::inventory::{StockLevel, StockMove};
+use crate::language::Languages;
 use crate::session::Session;
 use crate::{Rejection, Timestamp};
 
@@ -24,6 +25,8 @@ pub struct Referenced {
     pub items: HashMap<Uuid, ItemLookup>,
     /// Active toppings only.
     pub toppings: HashMap<Uuid, Topping>,
+    /// The shop's languages: orders keep names in its default.
+    pub languages: Languages,
 }
 
 /// The menu item and topping ids an order names, each once, ascending:
@@ -60,6 +63,7 @@ impl Referenced {
             order,
             |id| self.items.get(&id).cloned().unwrap_or(ItemLookup::Unknown),
             |id| self.toppings.get(&id).cloned(),
+            &self.languages,
         )?;
         let needed = stock_needed(&lines);
         Ok(Priced { lines, needed })
@@ -152,7 +156,7 @@ mod tests {
         ItemLookup::Active(Box::new(MenuItem {
             menu_item_id: id,
             name: "Curry".into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price,
             topping_ids: toppings.to_vec(),
@@ -227,6 +231,7 @@ mod tests {
                     price: 100,
                 },
             )]),
+            languages: Languages::default(),
         };
         let priced = referenced
             .price(&order(&[(curry, 2, &[egg]), (rice, 1, &[])]))

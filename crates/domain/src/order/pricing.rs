@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::{LineRequest, LineTopping, OptionError, OrderLine, ValidOrder, choose_options};
 use crate::Rejection;
 use crate::catalog::{MenuItem, Topping};
+use crate::language::Languages;
 
 /// What the catalog says about a menu item an order names.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,13 +37,19 @@ pub fn price_lines(
     order: &ValidOrder,
     item: impl Fn(Uuid) -> ItemLookup,
     topping: impl Fn(Uuid) -> Option<Topping>,
+    languages: &Languages,
 ) -> Result<Vec<OrderLine>, Rejection> {
     let mut option_errors = Vec::new();
+    let catalog = Lookups {
+        item: &item,
+        topping: &topping,
+        languages,
+    };
     let lines = order
         .lines
         .iter()
         .enumerate()
-        .map(|(line, request)| price_line(line, request, &item, &topping, &mut option_errors))
+        .map(|(line, request)| catalog.price_line(line, request, &mut option_errors))
         .collect::<Result<Vec<_>, _>>()?;
     if !option_errors.is_empty() {
         return Err(Rejection::InvalidOptions {
@@ -52,66 +59,79 @@ pub fn price_lines(
     Ok(lines)
 }
 
-fn price_line(
-    line: usize,
-    request: &LineRequest,
-    item: impl Fn(Uuid) -> ItemLookup,
-    topping: impl Fn(Uuid) -> Option<Topping>,
-    option_errors: &mut Vec<OptionError>,
-) -> Result<OrderLine, Rejection> {
-    let menu_item_id = request.menu_item_id;
-    let menu_item = match item(menu_item_id) {
-        ItemLookup::Active(menu_item) => *menu_item,
-        ItemLookup::Retired => {
-            return Err(Rejection::ItemUnavailable { line, menu_item_id });
-        }
-        ItemLookup::Unknown => {
-            return Err(Rejection::UnknownMenuItem { line, menu_item_id });
-        }
-    };
-    if request.topping_ids.len() as i64 > menu_item.max_toppings {
-        return Err(Rejection::InvalidTopping {
-            line,
-            topping_id: None,
-            reason: format!(
-                "{} allows at most {} toppings",
-                menu_item.name, menu_item.max_toppings
-            ),
-        });
-    }
-    let toppings = request
-        .topping_ids
-        .iter()
-        .map(|&topping_id| {
-            let allowed = menu_item.topping_ids.contains(&topping_id);
-            match topping(topping_id).filter(|_| allowed) {
-                Some(t) => Ok(LineTopping {
-                    topping_id,
-                    name: t.name,
-                    price: t.price,
-                }),
-                None => Err(Rejection::InvalidTopping {
-                    line,
-                    topping_id: Some(topping_id),
-                    reason: format!("not a topping offered with {}", menu_item.name),
-                }),
+/// Where the lines' items and toppings are looked up, and the languages
+/// their names are kept in (the shop's default).
+struct Lookups<'a> {
+    item: &'a dyn Fn(Uuid) -> ItemLookup,
+    topping: &'a dyn Fn(Uuid) -> Option<Topping>,
+    languages: &'a Languages,
+}
+
+impl Lookups<'_> {
+    fn price_line(
+        &self,
+        line: usize,
+        request: &LineRequest,
+        option_errors: &mut Vec<OptionError>,
+    ) -> Result<OrderLine, Rejection> {
+        let menu_item_id = request.menu_item_id;
+        let menu_item = match (self.item)(menu_item_id) {
+            ItemLookup::Active(menu_item) => *menu_item,
+            ItemLookup::Retired => {
+                return Err(Rejection::ItemUnavailable { line, menu_item_id });
             }
+            ItemLookup::Unknown => {
+                return Err(Rejection::UnknownMenuItem { line, menu_item_id });
+            }
+        };
+        let name = menu_item.name.in_default(self.languages).to_owned();
+        if request.topping_ids.len() as i64 > menu_item.max_toppings {
+            return Err(Rejection::InvalidTopping {
+                line,
+                topping_id: None,
+                reason: format!("{name} allows at most {} toppings", menu_item.max_toppings),
+            });
+        }
+        let toppings = request
+            .topping_ids
+            .iter()
+            .map(|&topping_id| {
+                let allowed = menu_item.topping_ids.contains(&topping_id);
+                match (self.topping)(topping_id).filter(|_| allowed) {
+                    Some(t) => Ok(LineTopping {
+                        topping_id,
+                        name: t.name.in_default(self.languages).to_owned(),
+                        price: t.price,
+                    }),
+                    None => Err(Rejection::InvalidTopping {
+                        line,
+                        topping_id: Some(topping_id),
+                        reason: format!("not a topping offered with {name}"),
+                    }),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let options = choose_options(
+            &menu_item,
+            line,
+            &request.option_ids,
+            self.languages,
+            option_errors,
+        );
+        let unit_price = menu_item.price
+            + toppings.iter().map(|t| t.price).sum::<i64>()
+            + options.iter().map(|o| o.price).sum::<i64>();
+        Ok(OrderLine {
+            menu_item_id,
+            name,
+            unit_price,
+            quantity: request.quantity,
+            toppings,
+            options,
+            line_total: unit_price * request.quantity,
+            note: request.note.clone(),
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let options = choose_options(&menu_item, line, &request.option_ids, option_errors);
-    let unit_price = menu_item.price
-        + toppings.iter().map(|t| t.price).sum::<i64>()
-        + options.iter().map(|o| o.price).sum::<i64>();
-    Ok(OrderLine {
-        menu_item_id,
-        name: menu_item.name,
-        unit_price,
-        quantity: request.quantity,
-        toppings,
-        options,
-        line_total: unit_price * request.quantity,
-        note: request.note.clone(),
-    })
+    }
 }
 
 /// Units each item, topping and option must give up, in ascending id
@@ -171,7 +191,7 @@ mod tests {
         let menu_item = MenuItem {
             menu_item_id: curry,
             name: "Curry".into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price: 900,
             topping_ids: vec![cheese, egg],
@@ -194,7 +214,7 @@ mod tests {
             })
         };
         let order = request(vec![line(curry, 2, &[cheese])], "", false);
-        let lines = price_lines(&order, lookup, toppings).unwrap();
+        let lines = price_lines(&order, lookup, toppings, &Languages::default()).unwrap();
         assert_eq!((lines[0].unit_price, lines[0].line_total), (1000, 2000));
         assert_eq!(
             stock_needed(&lines),
@@ -203,7 +223,7 @@ mod tests {
 
         let two_toppings = request(vec![line(curry, 1, &[cheese, egg])], "", false);
         assert!(matches!(
-            price_lines(&two_toppings, lookup, toppings),
+            price_lines(&two_toppings, lookup, toppings, &Languages::default()),
             Err(Rejection::InvalidTopping {
                 line: 0,
                 topping_id: None,
@@ -213,7 +233,7 @@ mod tests {
         let stranger = Uuid::new_v4();
         let unknown = request(vec![line(curry, 1, &[]), line(stranger, 1, &[])], "", false);
         assert_eq!(
-            price_lines(&unknown, lookup, toppings),
+            price_lines(&unknown, lookup, toppings, &Languages::default()),
             Err(Rejection::UnknownMenuItem {
                 line: 1,
                 menu_item_id: stranger
@@ -233,7 +253,7 @@ mod tests {
         let menu_item = MenuItem {
             menu_item_id: steak,
             name: "Steak".into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price: 2000,
             topping_ids: vec![],
@@ -263,7 +283,7 @@ mod tests {
             ..line(steak, 2, &[])
         };
         let order = request(vec![chosen(&[rare])], "", false);
-        let lines = price_lines(&order, lookup, |_| None).unwrap();
+        let lines = price_lines(&order, lookup, |_| None, &Languages::default()).unwrap();
         assert_eq!((lines[0].unit_price, lines[0].line_total), (2150, 4300));
         assert_eq!(lines[0].options[0].group_id, doneness);
         assert_eq!(
@@ -272,7 +292,8 @@ mod tests {
         );
 
         let twice_wrong = request(vec![chosen(&[]), chosen(&[egg])], "", false);
-        let Err(Rejection::InvalidOptions { errors }) = price_lines(&twice_wrong, lookup, |_| None)
+        let Err(Rejection::InvalidOptions { errors }) =
+            price_lines(&twice_wrong, lookup, |_| None, &Languages::default())
         else {
             panic!("expected invalid options");
         };

@@ -10,11 +10,26 @@ mod stock_deltas;
 mod tickets;
 
 use anyhow::Result;
+use ordergate_domain::language::{Languages, Text};
 
-use crate::db::Db;
+use crate::db::{Db, Val};
 use crate::report;
 
 pub(crate) use stock::stock_matches_log;
+
+/// An item's name as a report gives it: its catalog text (JSON) in its
+/// shop's default language (`languages`, JSON), or as stored when either
+/// does not read (a report on a damaged database still names the item).
+fn display_name(text: &Val, languages: &Val) -> String {
+    let text = text.text();
+    match (
+        serde_json::from_str::<Text>(text),
+        serde_json::from_str::<Languages>(languages.text()),
+    ) {
+        (Ok(name), Ok(languages)) => name.in_default(&languages).to_owned(),
+        _ => text.to_owned(),
+    }
+}
 
 /// One invariant, what it looked at, and every breach found, each naming
 /// its shop and item or order with the expected and the actual value.

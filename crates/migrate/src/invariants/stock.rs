@@ -10,8 +10,9 @@ pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
     let rows = db
         .rows(
             "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name, c.name), i.stock,
-                    cast(coalesce(l.total, 0) as bigint), coalesce(l.entries, 0)
+                    cast(coalesce(l.total, 0) as bigint), coalesce(l.entries, 0), s.languages
              from inventory i
+             join shops s on s.shop_id = i.shop_id
              left join (select shop_id, item_id, sum(delta) as total, count(*) as entries
                         from inventory_log group by shop_id, item_id) l
                  on l.shop_id = i.shop_id and l.item_id = i.item_id
@@ -26,9 +27,10 @@ pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
     let mut problems = Vec::new();
     let mut shops = std::collections::BTreeSet::new();
     for row in &rows {
-        let [shop, item, kind, name, stock, sum, entries] = &row[..] else {
-            unreachable!("seven columns")
+        let [shop, item, kind, name, stock, sum, entries, languages] = &row[..] else {
+            unreachable!("eight columns")
         };
+        let name = super::display_name(name, languages);
         shops.insert(shop.clone());
         let counted = stock.int().unwrap_or(0);
         let logged = sum.int().unwrap_or(0);

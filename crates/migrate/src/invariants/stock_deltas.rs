@@ -161,7 +161,9 @@ struct ItemNames(HashMap<(Uuid, Uuid), String>);
 async fn item_names(db: &mut Db<'_>) -> Result<ItemNames> {
     let names = db
         .rows(
-            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name, c.name) from inventory i
+            "select i.shop_id, i.item_id, i.kind, coalesce(m.name, t.name, c.name), s.languages
+             from inventory i
+             join shops s on s.shop_id = i.shop_id
              left join menu_items m
                  on i.kind = 'menuItem' and m.shop_id = i.shop_id and m.menu_item_id = i.item_id
              left join toppings t
@@ -172,7 +174,12 @@ async fn item_names(db: &mut Db<'_>) -> Result<ItemNames> {
         .await?
         .iter()
         .map(|row| {
-            let what = format!("{} {} ({})", row[2], row[1], row[3]);
+            let what = format!(
+                "{} {} ({})",
+                row[2],
+                row[1],
+                super::display_name(&row[3], &row[4])
+            );
             Ok(((id(&row[0])?, id(&row[1])?), what))
         })
         .collect::<Result<_>>()?;

@@ -3,7 +3,9 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use ordergate_domain::language::Languages;
 use ordergate_domain::menu::Menu;
+use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -11,23 +13,37 @@ use uuid::Uuid;
 use crate::app::AppState;
 use crate::error::{ApiError, Problem};
 use crate::etag::matches_any;
-use crate::extract::ApiPath;
+use crate::extract::{ApiPath, ApiQuery};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_menu))
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct MenuQuery {
+    /// The language to render the menu in (BCP 47); wins over
+    /// `Accept-Language`. One the shop does not serve gets its default.
+    lang: Option<String>,
+}
+
 /// The guest menu: active items with stock and sold-out state merged in.
 ///
-/// Carries an `ETag`; send it back in `If-None-Match` to get 304 when nothing changed.
+/// Every text is in one language: `lang`, else the best of
+/// `Accept-Language` the shop serves, else the shop's default. Carries an
+/// `ETag` (one per language); send it back in `If-None-Match` to get 304
+/// when nothing changed.
 #[utoipa::path(get, path = "/api/v1/shops/{shopId}/menu", tag = "menu",
     params(
         ("shopId" = Uuid, Path),
+        MenuQuery,
+        ("Accept-Language" = Option<String>, Header, description = "The guest's languages"),
         ("If-None-Match" = Option<String>, Header, description = "ETag of a menu the client holds"),
     ),
     responses(
         (status = 200, description = "The menu", body = Menu,
-         headers(("ETag" = String, description = "Changes whenever the menu does"))),
+         headers(("ETag" = String, description = "Changes whenever the menu does"),
+                 ("Content-Language" = String, description = "The language of its texts"))),
         (status = 304, description = "The menu still matches If-None-Match"),
         (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
          content_type = "application/problem+json"),
@@ -40,18 +56,26 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn get_menu(
     State(state): State<AppState>,
     ApiPath(shop_id): ApiPath<Uuid>,
+    ApiQuery(query): ApiQuery<MenuQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let now = state.now();
+    let wanted = match (query.lang, headers.get(header::ACCEPT_LANGUAGE)) {
+        (Some(lang), _) => vec![lang],
+        (None, Some(accepted)) => Languages::accepted(accepted.to_str().unwrap_or_default()),
+        (None, None) => Vec::new(),
+    };
     let menu = state
         .menu_cache()
-        .get(state.store(), state.metrics(), shop_id, now)
+        .get(state.store(), state.metrics(), shop_id, &wanted, now)
         .await?;
     let etag = menu.etag;
     let cache = [
         (header::ETAG, etag.clone()),
         // Stock changes any second: caches must check back every time.
         (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        (header::VARY, HeaderValue::from_static("accept-language")),
+        (header::CONTENT_LANGUAGE, menu.language),
     ];
     if matches_any(&headers, &etag) {
         return Ok((StatusCode::NOT_MODIFIED, cache).into_response());

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use ordergate_domain::shop::{NewShop, Shop};
+use ordergate_domain::shop::{NewShop, Shop, ShopPatch};
 use ordergate_store::StaffWrite;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -20,7 +20,7 @@ use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(create_shop, list_shops))
-        .routes(routes!(get_shop))
+        .routes(routes!(get_shop, update_shop))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -85,4 +85,29 @@ async fn get_shop(
 ) -> Result<Json<Shop>, ApiError> {
     let shop = state.store().get_shop(shop_id).await?;
     shop.map(Json).ok_or_else(|| ApiError::not_found("shop"))
+}
+
+/// Change a shop's name or its menu's languages (staff).
+///
+/// A field left out stays as it is. The menu is rendered anew in the new
+/// languages at once; catalog texts in a language the shop no longer lists
+/// are kept, and shown only as a fallback.
+#[utoipa::path(patch, path = "/api/v1/shops/{shopId}", tag = "shops",
+    security(("staffToken" = [])),
+    params(("shopId" = Uuid, Path)),
+    request_body = ShopPatch,
+    responses(
+        (status = 200, description = "The shop as changed", body = Shop),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(shop_id = %shop_id))]
+async fn update_shop(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(shop_id): ApiPath<Uuid>,
+    ApiJson(patch): ApiJson<ShopPatch>,
+) -> Result<Json<Shop>, ApiError> {
+    Ok(Json(state.store().update_shop(shop_id, patch).await?))
 }

@@ -11,6 +11,7 @@ mod events;
 mod guest_access;
 mod inventory;
 mod kitchen;
+mod languages;
 mod menu;
 mod menu_cache;
 mod nodes;

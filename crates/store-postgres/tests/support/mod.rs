@@ -134,6 +134,7 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
         name: "Sakura Diner".into(),
         currency: "JPY".into(),
         timezone: ordergate_domain::shop::ShopTimeZone::parse("Asia/Tokyo").expect("a time zone"),
+        languages: Default::default(),
         created_at: now,
     };
     store.create_shop(shop.clone()).await.expect("create shop");
@@ -143,7 +144,7 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
         items: vec![MenuItemInput {
             menu_item_id: Some(curry),
             name: "Curry".into(),
-            description: String::new(),
+            description: Default::default(),
             category: "Mains".into(),
             price: 900,
             topping_ids: vec![],

@@ -8,6 +8,7 @@ use ordergate_domain::audit::{AuditCode, AuditEntry};
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput, ToppingInput};
 use ordergate_domain::idempotency::{ClientId, Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::inventory::{InventoryItem, InventoryUpdate, StockChange};
+use ordergate_domain::language::Languages;
 use ordergate_domain::order::admission::{Caller, OrderRules};
 use ordergate_domain::order::{
     LineRequest, LineTopping, Order, OrderLine, OrderReceipt, OrderRequest, OrderSource,
@@ -69,9 +70,10 @@ pub(super) fn validation_fields<T: Debug>(result: StoreResult<T>) -> Vec<String>
 pub(super) fn shop_named(name: &str, created_at: Timestamp) -> Shop {
     Shop {
         shop_id: Uuid::new_v4(),
-        name: name.to_owned(),
+        name: name.into(),
         currency: "JPY".to_owned(),
         timezone: ShopTimeZone::parse("Asia/Tokyo").expect("a time zone"),
+        languages: Languages::default(),
         created_at,
     }
 }
@@ -85,7 +87,7 @@ pub(super) async fn new_shop(store: &dyn Store) -> Shop {
 pub(super) fn topping(id: Option<Uuid>, name: &str, price: i64) -> ToppingInput {
     ToppingInput {
         topping_id: id,
-        name: name.to_owned(),
+        name: name.into(),
         price,
     }
 }
@@ -98,9 +100,9 @@ pub(super) fn item(
 ) -> MenuItemInput {
     MenuItemInput {
         menu_item_id: id,
-        name: name.to_owned(),
-        description: format!("{name}, made fresh"),
-        category: "Mains".to_owned(),
+        name: name.into(),
+        description: format!("{name}, made fresh").into(),
+        category: "Mains".into(),
         price,
         topping_ids,
         max_toppings: None,
@@ -427,14 +429,14 @@ pub(super) fn priced(
         .iter()
         .map(|&(topping_id, name, price)| LineTopping {
             topping_id,
-            name: name.to_owned(),
+            name: name.into(),
             price,
         })
         .collect();
     let unit_price = price + toppings.iter().map(|t| t.price).sum::<i64>();
     OrderLine {
         menu_item_id,
-        name: name.to_owned(),
+        name: name.into(),
         unit_price,
         quantity,
         toppings,

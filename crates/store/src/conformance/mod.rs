@@ -43,6 +43,7 @@ mod helpers;
 mod idempotency;
 mod inventory;
 mod kitchen;
+mod languages;
 mod options;
 mod orders;
 mod pins;
@@ -61,6 +62,7 @@ pub use helpers::receipt;
 pub use idempotency::*;
 pub use inventory::*;
 pub use kitchen::*;
+pub use languages::*;
 pub use options::*;
 pub use orders::*;
 pub use pins::*;
@@ -219,6 +221,8 @@ macro_rules! conformance_tests {
                 order_choices_are_judged_priced_and_kept_with_the_line,
                 order_tracked_options_are_taken_short_named_and_given_back,
                 order_options_are_part_of_the_fingerprint,
+                shops_keep_their_languages_and_a_patch_changes_only_what_it_names,
+                catalog_texts_keep_every_language_and_orders_use_the_default,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,

@@ -52,12 +52,12 @@ impl Grill {
     fn input(&self, with_sides: bool) -> CatalogInput {
         let option = |id, name: &str, price| OptionInput {
             option_id: Some(id),
-            name: name.to_owned(),
+            name: name.into(),
             price,
         };
         let mut groups = vec![OptionGroupInput {
             group_id: Some(self.doneness),
-            name: "Doneness".to_owned(),
+            name: "Doneness".into(),
             min_choices: 1,
             max_choices: Some(1),
             options: vec![
@@ -68,7 +68,7 @@ impl Grill {
         if with_sides {
             groups.push(OptionGroupInput {
                 group_id: Some(self.sides),
-                name: "Sides".to_owned(),
+                name: "Sides".into(),
                 min_choices: 0,
                 max_choices: Some(2),
                 options: vec![
@@ -88,7 +88,7 @@ impl Grill {
                 MenuItemInput {
                     option_groups: vec![OptionGroupInput {
                         group_id: Some(self.dressing),
-                        name: "Dressing".to_owned(),
+                        name: "Dressing".into(),
                         min_choices: 0,
                         max_choices: None,
                         options: vec![option(self.sesame, "Sesame", 0)],
@@ -135,7 +135,7 @@ pub async fn catalog_option_groups_round_trip_and_options_are_inventory_entries(
     let steak = &catalog.items[0];
     let option = |option_id, name: &str, price| ItemOption {
         option_id,
-        name: name.to_owned(),
+        name: name.into(),
         price,
     };
     assert_eq!(
@@ -259,7 +259,7 @@ pub async fn order_choices_are_judged_priced_and_kept_with_the_line(store: &dyn 
     let chosen = |option_id, group_id, name: &str, price| LineOption {
         option_id,
         group_id,
-        name: name.to_owned(),
+        name: name.into(),
         price,
     };
     let line = OrderLine {
