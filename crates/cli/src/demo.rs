@@ -155,6 +155,7 @@ fn item(
         tags: vec![],
         station: None,
         option_groups: vec![],
+        image_id: None,
     }
 }
 

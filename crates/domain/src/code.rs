@@ -39,10 +39,11 @@ pub enum ErrorCode {
     CatalogNotReady,
     CatalogVersionConflict,
     InvalidOptions,
+    InvalidImage,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 35] = [
+    pub const ALL: [ErrorCode; 36] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -78,6 +79,7 @@ impl ErrorCode {
         ErrorCode::CatalogNotReady,
         ErrorCode::CatalogVersionConflict,
         ErrorCode::InvalidOptions,
+        ErrorCode::InvalidImage,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -117,6 +119,7 @@ impl ErrorCode {
             ErrorCode::CatalogNotReady => "CATALOG_NOT_READY",
             ErrorCode::CatalogVersionConflict => "CATALOG_VERSION_CONFLICT",
             ErrorCode::InvalidOptions => "INVALID_OPTIONS",
+            ErrorCode::InvalidImage => "INVALID_IMAGE",
         }
     }
 
@@ -146,6 +149,7 @@ impl ErrorCode {
             | ErrorCode::UnknownMenuItem
             | ErrorCode::InvalidTopping
             | ErrorCode::InvalidOptions
+            | ErrorCode::InvalidImage
             | ErrorCode::ItemUnavailable => 422,
             ErrorCode::RequestTimeout => 408,
             ErrorCode::HeadersTooLarge => 431,
@@ -195,6 +199,7 @@ impl ErrorCode {
             ErrorCode::CatalogNotReady => "Catalog not ready",
             ErrorCode::CatalogVersionConflict => "The catalog changed since you last read it",
             ErrorCode::InvalidOptions => "Invalid choice of options",
+            ErrorCode::InvalidImage => "Not an image the menu can use",
         }
     }
 
@@ -255,6 +260,7 @@ mod tests {
                 ("CATALOG_NOT_READY", 503),
                 ("CATALOG_VERSION_CONFLICT", 412),
                 ("INVALID_OPTIONS", 422),
+                ("INVALID_IMAGE", 422),
             ]
         );
     }

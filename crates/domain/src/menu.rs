@@ -52,6 +52,9 @@ pub struct MenuEntry {
     /// Allergen codes (docs/api.md has the list).
     pub allergens: Vec<String>,
     pub tags: Vec<String>,
+    pub image_id: Option<Uuid>,
+    /// Where its photo is: the phone-sized rendition, `/images/{imageId}`.
+    pub image_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -130,6 +133,11 @@ impl Menu {
     }
 }
 
+/// Where a photo's rendition is served, from the server's root.
+pub fn image_path(image_id: Uuid) -> String {
+    format!("/images/{image_id}")
+}
+
 /// What a menu is drawn with: its language, and the stock as of a moment.
 struct Pen<'a> {
     language: &'a Language,
@@ -186,6 +194,8 @@ impl Pen<'_> {
             option_groups,
             allergens: item.details.allergens.clone(),
             tags: item.details.tags.clone(),
+            image_id: item.details.image_id,
+            image_url: item.details.image_id.map(image_path),
         }
     }
 

@@ -23,6 +23,8 @@ pub(crate) enum Val {
     Null,
     Int(i64),
     Text(String),
+    /// A photo's bytes.
+    Bytes(Vec<u8>),
 }
 
 impl Val {
@@ -47,6 +49,12 @@ impl fmt::Display for Val {
             Val::Null => f.write_str("null"),
             Val::Int(n) => write!(f, "{n}"),
             Val::Text(s) => f.write_str(s),
+            Val::Bytes(bytes) => write!(
+                f,
+                "{} bytes, SHA-256 {}",
+                bytes.len(),
+                hex::encode(Sha256::digest(bytes))
+            ),
         }
     }
 }
@@ -63,7 +71,7 @@ fn sqlite_val(value: ValueRef<'_>) -> Result<Val> {
                 .to_owned(),
         ),
         ValueRef::Real(x) => bail!("unexpected real value {x}"),
-        ValueRef::Blob(_) => bail!("unexpected blob value"),
+        ValueRef::Blob(bytes) => Val::Bytes(bytes.to_vec()),
     })
 }
 
@@ -109,6 +117,7 @@ fn pg_val(row: &PgRow, i: usize) -> Result<Val> {
         "BOOL" => Val::Int(row.try_get::<bool, _>(i)?.into()),
         "TEXT" | "VARCHAR" | "BPCHAR" | "NAME" => Val::Text(row.try_get::<String, _>(i)?),
         "UUID" => Val::Text(row.try_get::<Uuid, _>(i)?.to_string()),
+        "BYTEA" => Val::Bytes(row.try_get::<Vec<u8>, _>(i)?),
         "TIMESTAMPTZ" => Val::Int(row.try_get::<DateTime<Utc>, _>(i)?.timestamp_millis()),
         other => bail!(
             "unexpected PostgreSQL type {other} in column {}",
@@ -225,6 +234,11 @@ impl RowDigest {
                     hash.update([2u8]);
                     hash.update((s.len() as u64).to_be_bytes());
                     hash.update(s.as_bytes());
+                }
+                Val::Bytes(bytes) => {
+                    hash.update([3u8]);
+                    hash.update((bytes.len() as u64).to_be_bytes());
+                    hash.update(bytes);
                 }
             }
         }

@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 6;
+pub const SQLITE_SCHEMA_VERSION: i64 = 7;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +21,9 @@ pub(crate) struct Table {
     /// Only rows that are still live are copied (idempotency records that
     /// expire after the migration's cutoff).
     pub expiring: bool,
+    /// Rows per batch at most, for tables whose rows are large (photos of
+    /// up to a MiB and more): a batch stays a few dozen MiB.
+    pub max_batch_rows: Option<u32>,
 }
 
 const fn table(name: &'static str) -> Table {
@@ -28,13 +31,18 @@ const fn table(name: &'static str) -> Table {
         name,
         rowid_as: None,
         expiring: false,
+        max_batch_rows: None,
     }
 }
 
 /// Every table of the SQLite schema, parents before children. The
 /// PostgreSQL-only `event_counters` is derived from `events` afterwards.
-pub(crate) const TABLES: [Table; 13] = [
+pub(crate) const TABLES: [Table; 14] = [
     table("shops"),
+    Table {
+        max_batch_rows: Some(16),
+        ..table("images")
+    },
     table("menu_items"),
     table("toppings"),
     table("item_options"),
@@ -60,8 +68,9 @@ pub(crate) const TABLES: [Table; 13] = [
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 14] = [
+pub(crate) const PG_TABLES: [&str; 15] = [
     "shops",
+    "images",
     "menu_items",
     "toppings",
     "item_options",
@@ -78,6 +87,11 @@ pub(crate) const PG_TABLES: [&str; 14] = [
 ];
 
 impl Table {
+    /// Rows per batch of this table, when `asked` for at most.
+    pub(crate) fn batch_rows(&self, asked: u32) -> u32 {
+        self.max_batch_rows.map_or(asked, |most| asked.min(most))
+    }
+
     /// The SQL condition on source rows that are copied, if not all.
     pub(crate) fn source_condition(&self, cutoff_ms: i64) -> Option<String> {
         self.expiring.then(|| format!("expires_at > {cutoff_ms}"))
@@ -92,6 +106,7 @@ pub(crate) enum PgKind {
     BigInt,
     Bool,
     Time,
+    Bytes,
 }
 
 impl PgKind {
@@ -102,6 +117,7 @@ impl PgKind {
             "bigint" => PgKind::BigInt,
             "boolean" => PgKind::Bool,
             "timestamp with time zone" => PgKind::Time,
+            "bytea" => PgKind::Bytes,
             _ => return None,
         })
     }
@@ -114,6 +130,7 @@ impl PgKind {
             PgKind::BigInt => "int8[]",
             PgKind::Bool => "bool[]",
             PgKind::Time => "timestamptz[]",
+            PgKind::Bytes => "bytea[]",
         }
     }
 }

@@ -33,6 +33,7 @@ use crate::idempotency::InFlight;
 use crate::limits::{Limits, PARSER_MAX_HEADER_FIELDS};
 use crate::menu_cache::MenuCache;
 use crate::metrics::Metrics;
+use crate::photo_cache::PhotoCache;
 use crate::{openapi, routes};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -56,6 +57,7 @@ struct Inner {
     settings: Settings,
     in_flight: Arc<InFlight>,
     menu_cache: Arc<MenuCache>,
+    photo_cache: PhotoCache,
     hub: Arc<Hub>,
     metrics: Metrics,
     limits: Limits,
@@ -99,6 +101,10 @@ impl AppState {
 
     pub fn menu_cache(&self) -> &MenuCache {
         &self.0.menu_cache
+    }
+
+    pub fn photo_cache(&self) -> &PhotoCache {
+        &self.0.photo_cache
     }
 
     pub fn hub(&self) -> &Hub {
@@ -164,6 +170,7 @@ fn build(
         settings: settings.clone(),
         in_flight: Arc::default(),
         menu_cache,
+        photo_cache: PhotoCache::default(),
         hub,
         metrics: Metrics::default(),
         limits: Limits::default(),

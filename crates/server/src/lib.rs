@@ -13,6 +13,8 @@ pub mod limits;
 pub mod menu_cache;
 pub mod metrics;
 pub mod openapi;
+pub mod photo_cache;
+pub mod photos;
 mod routes;
 
 pub use app::{HEADER_READ_TIMEOUT, open_store, serve, serve_with_clock};

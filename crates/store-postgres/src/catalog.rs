@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{
-    Catalog, CatalogInput, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup, Topping,
-    ValidCatalog, check_edit_base,
+    Catalog, CatalogInput, Existing, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup,
+    Topping, ValidCatalog, check_edit_base,
 };
 use ordergate_domain::order::ItemLookup;
 use ordergate_store::Change;
@@ -15,8 +15,8 @@ use uuid::Uuid;
 
 use crate::codec::{json, name};
 use crate::error::PgError;
-use crate::shops;
 use crate::tx::Tx;
+use crate::{photos, shops};
 
 pub(crate) async fn put(
     tx: &mut Tx,
@@ -29,8 +29,11 @@ pub(crate) async fn put(
     // kinds validated against stay true until this one commits.
     let current = shops::lock_for_catalog(tx.conn(), shop_id).await?;
     check_edit_base(expected_version, current)?;
-    let known = known_kinds(tx.conn(), shop_id).await?;
-    let valid = input.validate(|id| known.get(&id).copied())?;
+    let existing = Existing {
+        kinds: known_kinds(tx.conn(), shop_id).await?,
+        images: photos::ids(tx.conn(), shop_id).await?,
+    };
+    let valid = input.validate(&existing)?;
 
     // Everything not in the new catalog ends up retired.
     sqlx::query("update menu_items set retired = true where shop_id = $1")

@@ -12,8 +12,8 @@ use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite,
-    Store, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition,
+    Replay, StaffWrite, Store, StoreResult,
 };
 use uuid::Uuid;
 
@@ -37,6 +37,16 @@ impl Store for PgStore {
 
     async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
         self.detached(move |pg| async move { pg.get_shop(shop_id).await })
+            .await
+    }
+
+    async fn add_photo(&self, photo: Photo) -> StoreResult<()> {
+        self.detached(move |pg| async move { pg.add_photo(photo).await })
+            .await
+    }
+
+    async fn photo_rendition(&self, image_id: Uuid) -> StoreResult<Option<Rendition>> {
+        self.detached(move |pg| async move { pg.photo_rendition(image_id).await })
             .await
     }
 

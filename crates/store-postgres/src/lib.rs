@@ -30,6 +30,7 @@ mod inventory;
 mod listen;
 mod operations;
 mod orders;
+mod photos;
 mod place;
 mod sessions;
 mod shops;

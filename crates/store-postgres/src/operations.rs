@@ -12,14 +12,16 @@ use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session
 use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite, StoreResult,
+    Answer, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition, Replay,
+    StaffWrite, StoreResult,
 };
 use sqlx::Executor;
 use uuid::Uuid;
 
 use crate::error::{PgError, classify, is_lock_timeout};
 use crate::{
-    Pg, audit, catalog, done, events, idempotency, inventory, orders, place, sessions, shops, staff,
+    Pg, audit, catalog, done, events, idempotency, inventory, orders, photos, place, sessions,
+    shops, staff,
 };
 
 /// The operations themselves, each run by [`crate::PgStore::detached`].
@@ -44,6 +46,17 @@ impl Pg {
     pub(crate) async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
         Ok(shops::find(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn add_photo(&self, photo: Photo) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        let result = photos::insert(tx.conn(), &photo).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn photo_rendition(&self, image_id: Uuid) -> StoreResult<Option<Rendition>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(photos::rendition(&mut conn, image_id).await?)
     }
 
     pub(crate) async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop> {

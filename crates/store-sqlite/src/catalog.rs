@@ -2,8 +2,8 @@ use std::collections::HashMap;
 
 use ordergate_domain::Timestamp;
 use ordergate_domain::catalog::{
-    Catalog, CatalogInput, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup, Topping,
-    check_edit_base,
+    Catalog, CatalogInput, Existing, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup,
+    Topping, check_edit_base,
 };
 use ordergate_store::Change;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::codec::{json, millis, name, uuid};
 use crate::error::SqliteError;
-use crate::{events, shops};
+use crate::{events, photos, shops};
 
 pub(crate) fn put(
     conn: &Connection,
@@ -21,10 +21,13 @@ pub(crate) fn put(
     now: Timestamp,
 ) -> Result<Catalog, SqliteError> {
     shops::require(conn, shop_id)?;
-    check_edit_base(expected_version, version(conn, &shop_id.to_string())?)?;
-    let known = known_kinds(conn, shop_id)?;
-    let valid = input.validate(|id| known.get(&id).copied())?;
     let shop = shop_id.to_string();
+    check_edit_base(expected_version, version(conn, &shop)?)?;
+    let existing = Existing {
+        kinds: known_kinds(conn, shop_id)?,
+        images: photos::ids(conn, &shop)?,
+    };
+    let valid = input.validate(&existing)?;
 
     // Everything not in the new catalog ends up retired.
     conn.execute(

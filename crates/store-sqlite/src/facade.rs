@@ -15,14 +15,14 @@ use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session
 use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, PlaceOrder, Replay, StaffWrite,
-    Store, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition,
+    Replay, StaffWrite, Store, StoreResult,
 };
 use uuid::Uuid;
 
 use crate::{
-    SqliteStore, audit, catalog, events, idempotency, inventory, orders, placement, sessions,
-    shops, status, write_audit_backlog,
+    SqliteStore, audit, catalog, events, idempotency, inventory, orders, photos, placement,
+    sessions, shops, status, write_audit_backlog,
 };
 
 #[async_trait]
@@ -69,6 +69,14 @@ impl Store for SqliteStore {
     ) -> StoreResult<Catalog> {
         self.write(move |tx| catalog::put(tx, shop_id, input, expected_version, now))
             .await
+    }
+
+    async fn add_photo(&self, photo: Photo) -> StoreResult<()> {
+        self.write(move |tx| photos::insert(tx, &photo)).await
+    }
+
+    async fn photo_rendition(&self, image_id: Uuid) -> StoreResult<Option<Rendition>> {
+        self.read(move |tx| photos::rendition(tx, image_id)).await
     }
 
     async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog> {

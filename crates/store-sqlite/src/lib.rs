@@ -17,6 +17,7 @@ mod facade;
 mod idempotency;
 mod inventory;
 mod orders;
+mod photos;
 mod placement;
 mod replays;
 mod sessions;
@@ -49,6 +50,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0004_item_details.sql")),
         M::up(include_str!("../migrations/0005_option_groups.sql")).foreign_key_check(),
         M::up(include_str!("../migrations/0006_languages.sql")),
+        M::up(include_str!("../migrations/0007_photos.sql")),
     ])
 }
 

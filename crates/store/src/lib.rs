@@ -71,6 +71,29 @@ pub struct MenuSource {
     pub inventory: Vec<InventoryItem>,
 }
 
+/// A menu photo: the upload as sent (kept, so a rendition of another size
+/// can be made from it one day) and the rendition guests are sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Photo {
+    pub image_id: Uuid,
+    pub shop_id: Uuid,
+    /// What the upload is: `image/jpeg`, `image/png` or `image/webp`.
+    pub content_type: String,
+    pub width: i64,
+    pub height: i64,
+    pub original: Vec<u8>,
+    pub rendition: Rendition,
+    pub created_at: Timestamp,
+}
+
+/// What guests are sent of a photo: a JPEG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendition {
+    pub bytes: Vec<u8>,
+    pub width: i64,
+    pub height: i64,
+}
+
 /// A guest's request to exchange the PIN for a guest token.
 #[derive(Debug, Clone)]
 pub struct GuestGrant {
@@ -100,7 +123,7 @@ pub trait Store: Send + Sync + 'static {
     /// Validates and publishes a catalog: retires what it no longer lists,
     /// creates an untracked inventory entry for every new id, bumps the version.
     /// Validation runs inside the transaction, where the kinds of existing
-    /// ids are known.
+    /// ids and the shop's photos are known.
     /// `expected_version`, when given, is the version the edit was made
     /// against: another edit since → `CatalogVersionConflict`, nothing
     /// changed.
@@ -111,6 +134,11 @@ pub trait Store: Send + Sync + 'static {
         expected_version: Option<i64>,
         now: Timestamp,
     ) -> StoreResult<Catalog>;
+    /// Keeps a photo of the shop's (`NotFound` for an unknown shop). A
+    /// catalog item may then name it.
+    async fn add_photo(&self, photo: Photo) -> StoreResult<()>;
+    /// A photo's rendition; `None` when there is no such photo.
+    async fn photo_rendition(&self, image_id: Uuid) -> StoreResult<Option<Rendition>>;
     /// The active catalog; version 0 and empty when never published.
     async fn get_catalog(&self, shop_id: Uuid) -> StoreResult<Catalog>;
     async fn menu_source(&self, shop_id: Uuid) -> StoreResult<MenuSource>;

@@ -19,6 +19,7 @@ async fn a_backup_taken_while_orders_are_placed_is_consistent() {
     let http = server.http();
     let create = Request::staff(Method::POST, "/api/v1/shops");
     let (shop, _, _) = Shop::create(&http, "Busy Diner", create).await;
+    let photo = http.photo(&shop.photo).await;
     let stop = Arc::new(AtomicBool::new(false));
     let acked = Arc::new(AtomicUsize::new(0));
     let mut guests = Vec::new();
@@ -104,6 +105,11 @@ async fn a_backup_taken_while_orders_are_placed_is_consistent() {
         .staff_get(&format!("/api/v1/shops/{}/orders?limit=500", shop.id))
         .await;
     assert_eq!(listed.ok(200)["orders"].as_array().unwrap().len(), orders);
+    assert_eq!(
+        restored.http().photo(&shop.photo).await,
+        photo,
+        "the menu's photo came along"
+    );
     restored.stop().await;
     succeeded(&ordergate(&["verify", "--database", &file.url()]).await);
 }

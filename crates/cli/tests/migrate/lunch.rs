@@ -28,6 +28,8 @@ pub struct Lunch {
     pub nearly_locked: (String, String),
     /// An open table of the first shop: (session, PIN).
     pub open_table: (String, String),
+    /// Each shop's photo: its id, and the rendition guests got.
+    pub photos: Vec<(String, Vec<u8>)>,
 }
 
 const SHOPS: usize = 2;
@@ -197,6 +199,10 @@ pub async fn lunch(http: &Http) -> Lunch {
         assert_eq!(reply.status, 200, "{}: {}", request.path, reply.text);
         answered.push((request, reply));
     }
+    let mut photos = Vec::new();
+    for shop in &shops {
+        photos.push((shop.photo.clone(), http.photo(&shop.photo).await));
+    }
     let mut events = Vec::new();
     for shop in &shops {
         let frames = http.events_after(&shop.id, 0, None).await;
@@ -211,6 +217,7 @@ pub async fn lunch(http: &Http) -> Lunch {
         locked: locked.unwrap(),
         nearly_locked: nearly_locked.unwrap(),
         open_table: open_table.unwrap(),
+        photos,
     }
 }
 

@@ -53,6 +53,7 @@ async fn a_lunch_peak_moves_to_postgres_and_answers_as_before() {
     assert!(report.contains("verification passed"), "{report}");
     assert!(!report.contains("MISMATCH"), "{report}");
     for check in [
+        "rows: images",
         "rows: orders",
         "rows: events",
         "rows: idempotency_keys (live)",
@@ -101,6 +102,11 @@ async fn a_lunch_peak_moves_to_postgres_and_answers_as_before() {
             request.path
         );
         assert_eq!(now.etag, before.etag, "{}", request.path);
+    }
+
+    // Guests' phones get every photo, byte for byte.
+    for (image_id, rendition) in &lunch.photos {
+        assert_eq!(&http.photo(image_id).await, rendition, "photo {image_id}");
     }
 
     // Kitchen displays resume from an old Last-Event-ID: exactly the later

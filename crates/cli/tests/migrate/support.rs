@@ -238,6 +238,34 @@ impl Http {
         }
     }
 
+    /// Uploads a photo to the shop; its id.
+    pub async fn upload_photo(&self, shop: &str, png: Vec<u8>) -> String {
+        let response = self
+            .client
+            .post(format!("{}/api/v1/shops/{shop}/images", self.base))
+            .header("Authorization", format!("Bearer {TOKEN}"))
+            .header("Content-Type", "image/png")
+            .body(png)
+            .send()
+            .await
+            .expect("upload failed");
+        assert_eq!(response.status().as_u16(), 201);
+        let body: Value = response.json().await.unwrap();
+        body["imageId"].as_str().unwrap().to_owned()
+    }
+
+    /// A photo's rendition, as guests get it.
+    pub async fn photo(&self, image_id: &str) -> Vec<u8> {
+        let response = self
+            .client
+            .get(format!("{}/images/{image_id}", self.base))
+            .send()
+            .await
+            .expect("request failed");
+        assert_eq!(response.status().as_u16(), 200, "photo {image_id}");
+        response.bytes().await.unwrap().to_vec()
+    }
+
     pub async fn staff_get(&self, path: &str) -> Reply {
         self.send(&Request::staff(Method::GET, path)).await
     }
@@ -506,8 +534,20 @@ impl Drop for PgSchema {
     }
 }
 
-/// A published shop, in English and Japanese: curry (its texts in both;
-/// cheese and egg toppings), soup (in a size to choose: regular, or
+/// A photo of curry: a PNG larger than its rendition.
+fn curry_photo() -> Vec<u8> {
+    let picture = image::RgbImage::from_fn(1000, 600, |x, y| {
+        image::Rgb([(x % 200) as u8 + 40, (y % 120) as u8 + 60, 20])
+    });
+    let mut png = Vec::new();
+    image::DynamicImage::ImageRgb8(picture)
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    png
+}
+
+/// A published shop, in English and Japanese: curry (its texts in both, a
+/// photo; cheese and egg toppings), soup (in a size to choose: regular, or
 /// large), beer.
 pub struct Shop {
     pub id: String,
@@ -518,6 +558,8 @@ pub struct Shop {
     pub egg: String,
     pub regular: String,
     pub large: String,
+    /// The curry's photo.
+    pub photo: String,
 }
 
 impl Shop {
@@ -531,6 +573,7 @@ impl Shop {
         let created = http.send(&create).await;
         let id = created.ok(201)["shopId"].as_str().unwrap().to_owned();
         let new_id = || Uuid::new_v4().to_string();
+        let photo = http.upload_photo(&id, curry_photo()).await;
         let shop = Shop {
             id,
             curry: new_id(),
@@ -540,6 +583,7 @@ impl Shop {
             egg: new_id(),
             regular: new_id(),
             large: new_id(),
+            photo,
         };
         let catalog = json!({
             "toppings": [
@@ -548,7 +592,7 @@ impl Shop {
             ],
             "items": [
                 {"menuItemId": shop.curry, "name": {"en": "Curry", "ja": "カレー"},
-                 "category": {"en": "Mains", "ja": "主菜"}, "price": 900,
+                 "category": {"en": "Mains", "ja": "主菜"}, "price": 900, "imageId": shop.photo,
                  "toppingIds": [shop.cheese, shop.egg], "maxToppings": 2,
                  "allergens": ["wheat", "milk"], "tags": ["spicy"], "station": "stove"},
                 {"menuItemId": shop.soup, "name": "Miso soup", "category": "Sides", "price": 300,

@@ -288,6 +288,11 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
                 1,
             ),
             stock(egg, 2),
+            // The curry shows a photo that is gone.
+            (
+                format!("delete from images where image_id = '{}'", shop.photo),
+                1,
+            ),
             // Order 8's rows name an order that is not there.
             (
                 format!(
@@ -372,7 +377,11 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
              its `order` rows sum to -1 and its `cancel` rows to 0 (expected no row)",
             shop.id
         ),
-        "verify found 9 problem(s)".to_owned(),
+        format!(
+            "shop {}: menu item {curry} shows photo {}, which the shop does not have",
+            shop.id, shop.photo
+        ),
+        "verify found 10 problem(s)".to_owned(),
     ] {
         assert!(
             report.contains(&expected),
@@ -385,6 +394,7 @@ async fn stock_deltas_that_do_not_match_their_orders(database: Database) {
         "{report}"
     );
     assert!(table_line("stock = op-log sum").ends_with("ok"), "{report}");
+    assert!(table_line("photos").ends_with("1 PROBLEM"), "{report}");
 }
 
 /// The row of `check` in the table a verify report opens with.

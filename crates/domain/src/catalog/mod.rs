@@ -114,6 +114,8 @@ pub struct MenuItemInput {
     /// with `minChoices` 1 must be chosen from.
     #[serde(default)]
     pub option_groups: Vec<OptionGroupInput>,
+    /// A photo of this shop's, from `POST /shops/{shopId}/images`.
+    pub image_id: Option<Uuid>,
 }
 
 /// What an item declares besides its name and price: for guests choosing
@@ -129,6 +131,8 @@ pub struct ItemDetails {
     pub tags: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub station: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<Uuid>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -180,6 +184,15 @@ pub fn check_edit_base(expected: Option<i64>, current: i64) -> Result<(), Reject
         Some(expected) if expected != current => Err(Rejection::CatalogVersionConflict { current }),
         _ => Ok(()),
     }
+}
+
+/// What a shop already has that a new catalog may name: the kind of every
+/// id it ever used (retired ones included: an id keeps its kind for life,
+/// because inventory and past orders refer to it), and its photos.
+#[derive(Debug, Clone, Default)]
+pub struct Existing {
+    pub kinds: HashMap<Uuid, ItemKind>,
+    pub images: std::collections::HashSet<Uuid>,
 }
 
 /// A catalog that passed validation, with every id assigned.

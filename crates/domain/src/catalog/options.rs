@@ -208,7 +208,7 @@ pub(super) fn check_groups(
 mod tests {
     use super::*;
     use crate::Rejection;
-    use crate::catalog::{CatalogInput, MenuItemInput};
+    use crate::catalog::{CatalogInput, Existing, MenuItemInput};
 
     fn item(name: &str) -> MenuItemInput {
         MenuItemInput {
@@ -223,6 +223,7 @@ mod tests {
             tags: vec![],
             station: None,
             option_groups: vec![],
+            image_id: None,
         }
     }
 
@@ -323,7 +324,7 @@ mod tests {
             toppings: vec![],
             items: vec![steak],
         }
-        .validate(|_| None)
+        .validate(&Existing::default())
         .unwrap();
         let groups = &valid.items[0].option_groups;
         assert_eq!(
@@ -374,9 +375,12 @@ mod tests {
             toppings: vec![],
             items: vec![steak],
         };
-        let known = |id| (id == topping_id).then_some(ItemKind::Topping);
+        let known = Existing {
+            kinds: HashMap::from([(topping_id, ItemKind::Topping)]),
+            ..Existing::default()
+        };
         assert_eq!(
-            fields(input.validate(known).unwrap_err()),
+            fields(input.validate(&known).unwrap_err()),
             [
                 "items[0].optionGroups[0].name",
                 "items[0].optionGroups[0].minChoices",

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::options::check_groups;
 use super::{
-    CatalogInput, ItemDetails, ItemKind, MAX_ITEMS, MAX_PRICE, MAX_TAGS, MAX_TOPPINGS,
+    CatalogInput, Existing, ItemDetails, ItemKind, MAX_ITEMS, MAX_PRICE, MAX_TAGS, MAX_TOPPINGS,
     MAX_TOPPINGS_PER_ITEM, MenuItem, MenuItemInput, Topping, ToppingInput, ValidCatalog,
 };
 use crate::Rejection;
@@ -18,7 +18,7 @@ use crate::validation::FieldErrors;
 /// and of the kind it already has in the shop.
 pub(super) struct Ids<'a> {
     seen: HashSet<Uuid>,
-    known_kind: &'a dyn Fn(Uuid) -> Option<ItemKind>,
+    existing: &'a Existing,
 }
 
 impl Ids<'_> {
@@ -31,7 +31,7 @@ impl Ids<'_> {
     ) {
         if !self.seen.insert(id) {
             errors.push(field, "id appears more than once in this catalog");
-        } else if let Some(known) = (self.known_kind)(id).filter(|known| *known != kind) {
+        } else if let Some(known) = self.existing.kinds.get(&id).filter(|known| **known != kind) {
             errors.push(
                 field,
                 format!("id already belongs to {}", known.with_article()),
@@ -41,15 +41,9 @@ impl Ids<'_> {
 }
 
 impl CatalogInput {
-    /// Validates the whole catalog and assigns missing ids.
-    ///
-    /// `known_kind` tells what an id already names in this shop (including
-    /// retired entries): an id keeps its kind for life, because inventory and
-    /// past orders refer to it.
-    pub fn validate(
-        self,
-        known_kind: impl Fn(Uuid) -> Option<ItemKind>,
-    ) -> Result<ValidCatalog, Rejection> {
+    /// Validates the whole catalog against what the shop already has, and
+    /// assigns missing ids.
+    pub fn validate(self, existing: &Existing) -> Result<ValidCatalog, Rejection> {
         let mut errors = FieldErrors::default();
         if self.toppings.len() > MAX_TOPPINGS {
             errors.push("toppings", format!("at most {MAX_TOPPINGS} toppings"));
@@ -59,7 +53,7 @@ impl CatalogInput {
         }
         let mut ids = Ids {
             seen: HashSet::new(),
-            known_kind: &known_kind,
+            existing,
         };
         let toppings: Vec<Topping> = self
             .toppings
@@ -79,6 +73,7 @@ impl CatalogInput {
                     ids: &mut ids,
                     groups_seen: &mut groups_seen,
                     toppings: &topping_ids,
+                    images: &existing.images,
                 };
                 checking.item(i, item)
             })
@@ -114,6 +109,8 @@ struct ItemCheck<'c, 'k> {
     groups_seen: &'c mut HashSet<Uuid>,
     /// The catalog's toppings.
     toppings: &'c HashSet<Uuid>,
+    /// The shop's photos.
+    images: &'c HashSet<Uuid>,
 }
 
 impl ItemCheck<'_, '_> {
@@ -137,8 +134,14 @@ impl ItemCheck<'_, '_> {
                 allergens: item.allergens,
                 tags: item.tags,
                 station: item.station,
+                image_id: item.image_id,
             },
         );
+        if let Some(image) = item.image_id
+            && !self.images.contains(&image)
+        {
+            errors.push(at("imageId"), "not a photo of this shop");
+        }
         let allowed = item.topping_ids.len() as i64;
         let max_toppings = item.max_toppings.unwrap_or(allowed);
         errors.range(at("maxToppings"), max_toppings, 0, allowed);
@@ -226,6 +229,8 @@ fn check_offered_toppings(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     fn topping(id: Option<Uuid>, name: &str) -> ToppingInput {
@@ -249,6 +254,7 @@ mod tests {
             tags: vec![],
             station: None,
             option_groups: vec![],
+            image_id: None,
         }
     }
 
@@ -266,7 +272,7 @@ mod tests {
             toppings: vec![topping(Some(cheese), "Cheese"), topping(None, "Egg")],
             items: vec![item("Curry", vec![cheese])],
         };
-        let valid = input.validate(|_| None).unwrap();
+        let valid = input.validate(&Existing::default()).unwrap();
         assert_eq!(valid.toppings[0].topping_id, cheese);
         assert_ne!(valid.toppings[1].topping_id, Uuid::nil());
         assert_eq!(
@@ -287,7 +293,7 @@ mod tests {
             items: vec![bad_item],
         };
         assert_eq!(
-            fields(input.validate(|_| None).unwrap_err()),
+            fields(input.validate(&Existing::default()).unwrap_err()),
             [
                 "toppings[1].toppingId",
                 "items[0].name",
@@ -309,7 +315,7 @@ mod tests {
             toppings: vec![],
             items: vec![curry],
         }
-        .validate(|_| None)
+        .validate(&Existing::default())
         .unwrap();
         assert_eq!(
             valid.items[0].details,
@@ -317,6 +323,7 @@ mod tests {
                 allergens: vec!["wheat".into(), "milk".into()],
                 tags: vec!["spicy".into(), "gluten_free".into()],
                 station: Some("grill".into()),
+                image_id: None,
             },
             "kept in the order given; the station trimmed"
         );
@@ -335,7 +342,7 @@ mod tests {
             items: vec![bad],
         };
         assert_eq!(
-            fields(input.validate(|_| None).unwrap_err()),
+            fields(input.validate(&Existing::default()).unwrap_err()),
             [
                 "items[0].allergens[1]",
                 "items[0].allergens[2]",
@@ -352,7 +359,7 @@ mod tests {
             items: vec![many],
         };
         assert_eq!(
-            fields(input.validate(|_| None).unwrap_err()),
+            fields(input.validate(&Existing::default()).unwrap_err()),
             ["items[0].tags"]
         );
     }
@@ -366,7 +373,32 @@ mod tests {
             toppings: vec![],
             items: vec![curry],
         };
-        let err = input.validate(|known| (known == id).then_some(ItemKind::Topping));
+        let err = input.validate(&Existing {
+            kinds: HashMap::from([(id, ItemKind::Topping)]),
+            ..Existing::default()
+        });
         assert_eq!(fields(err.unwrap_err()), ["items[0].menuItemId"]);
+    }
+
+    #[test]
+    fn an_item_may_show_only_a_photo_of_its_own_shop() {
+        let (ours, theirs) = (Uuid::new_v4(), Uuid::new_v4());
+        let existing = Existing {
+            images: HashSet::from([ours]),
+            ..Existing::default()
+        };
+        let with_photo = |image| CatalogInput {
+            toppings: vec![],
+            items: vec![MenuItemInput {
+                image_id: Some(image),
+                ..item("Curry", vec![])
+            }],
+        };
+        let valid = with_photo(ours).validate(&existing).unwrap();
+        assert_eq!(valid.items[0].details.image_id, Some(ours));
+        assert_eq!(
+            fields(with_photo(theirs).validate(&existing).unwrap_err()),
+            ["items[0].imageId"]
+        );
     }
 }

@@ -125,17 +125,15 @@ async fn copy_table(
     bar: Option<&ProgressBar>,
 ) -> Result<u64> {
     let table = layout.table.name;
+    let batch_rows = layout.table.batch_rows(options.batch_rows);
     let mut copied = 0;
     loop {
         let mut batch = Batch::new(layout);
-        sqlite_each(
-            source,
-            &statements.select,
-            (last, options.batch_rows),
-            |row| batch.push(row),
-        )?;
+        sqlite_each(source, &statements.select, (last, batch_rows), |row| {
+            batch.push(row)
+        })?;
         let count = batch.len();
-        let end = count < options.batch_rows as usize;
+        let end = count < batch_rows as usize;
         let mut tx = target.begin().await?;
         if count > 0 {
             let batch_last = batch.last_rowid;
@@ -204,6 +202,7 @@ enum Buffer {
     BigInt(Vec<Option<i64>>),
     Bool(Vec<Option<bool>>),
     Time(Vec<Option<DateTime<Utc>>>),
+    Bytes(Vec<Option<Vec<u8>>>),
 }
 
 impl Buffer {
@@ -214,19 +213,22 @@ impl Buffer {
             PgKind::BigInt => Buffer::BigInt(Vec::new()),
             PgKind::Bool => Buffer::Bool(Vec::new()),
             PgKind::Time => Buffer::Time(Vec::new()),
+            PgKind::Bytes => Buffer::Bytes(Vec::new()),
         }
     }
 
     /// Converts a SQLite value (UUID text, 0/1, unix milliseconds) to
     /// this column's type.
     fn push(&mut self, val: Val) -> std::result::Result<(), String> {
-        let wrong = |val: &Val, expected: &str| format!("expected {expected}, found {val:?}");
+        let wrong = |val: &Val, expected: &str| format!("expected {expected}, found {val}");
         match (self, val) {
             (Buffer::Uuid(v), Val::Null) => v.push(None),
             (Buffer::Text(v), Val::Null) => v.push(None),
             (Buffer::BigInt(v), Val::Null) => v.push(None),
             (Buffer::Bool(v), Val::Null) => v.push(None),
             (Buffer::Time(v), Val::Null) => v.push(None),
+            (Buffer::Bytes(v), Val::Null) => v.push(None),
+            (Buffer::Bytes(v), Val::Bytes(bytes)) => v.push(Some(bytes)),
             (Buffer::Uuid(v), Val::Text(s)) => {
                 v.push(Some(
                     Uuid::parse_str(&s).map_err(|e| format!("{s:?}: {e}"))?,
@@ -243,6 +245,7 @@ impl Buffer {
             (Buffer::BigInt(_), val) => return Err(wrong(&val, "an integer")),
             (Buffer::Bool(_), val) => return Err(wrong(&val, "0 or 1")),
             (Buffer::Time(_), val) => return Err(wrong(&val, "unix milliseconds")),
+            (Buffer::Bytes(_), val) => return Err(wrong(&val, "a blob")),
         }
         Ok(())
     }
@@ -298,6 +301,7 @@ impl Batch {
                 Buffer::Text(v) => query.bind(v),
                 Buffer::BigInt(v) => query.bind(v),
                 Buffer::Bool(v) => query.bind(v),
+                Buffer::Bytes(v) => query.bind(v),
                 Buffer::Time(v) => query.bind(v),
             };
         }

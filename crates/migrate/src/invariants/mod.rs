@@ -2,9 +2,10 @@
 //! of either backend: what `ordergate verify` reports, and what a migration
 //! checks on both sides. One module per family of checks: [`stock`] (stock
 //! against its op log), [`stock_deltas`] (each order's op-log rows against
-//! its lines), [`events`] and [`tickets`].
+//! its lines), [`events`], [`tickets`] and [`photos`].
 
 mod events;
+mod photos;
 mod stock;
 mod stock_deltas;
 mod tickets;
@@ -91,6 +92,7 @@ pub(crate) async fn check(db: &mut Db<'_>) -> Result<Findings> {
             events::orders_have_events(db).await?,
             events::events_are_consecutive(db).await?,
             tickets::tickets_are_unique(db).await?,
+            photos::photos_are_whole_and_their_own_shops(db).await?,
         ],
     })
 }

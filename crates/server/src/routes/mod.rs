@@ -8,6 +8,7 @@ use crate::openapi::ApiDoc;
 
 mod catalog;
 mod events;
+mod images;
 mod inventory;
 mod kitchen;
 mod menu;
@@ -22,6 +23,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(ops::router())
         .merge(shops::router())
         .merge(catalog::router())
+        .merge(images::router())
         .merge(menu::router())
         .merge(inventory::router())
         .merge(sessions::router())

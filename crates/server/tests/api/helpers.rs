@@ -633,6 +633,54 @@ impl TestApp {
         }
     }
 
+    /// How many rows `table` of the server's database has, read behind its back.
+    pub async fn count_rows(&self, table: &str) -> i64 {
+        let sql = format!("select count(*) from {table}");
+        match self.sqlite_file() {
+            Some(file) => {
+                let conn = rusqlite::Connection::open(file).unwrap();
+                conn.query_row(&sql, [], |row| row.get(0)).unwrap()
+            }
+            None => {
+                use sqlx::Connection;
+                let mut conn = sqlx::PgConnection::connect(&self.settings.database)
+                    .await
+                    .unwrap();
+                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .fetch_one(&mut conn)
+                    .await
+                    .unwrap()
+            }
+        }
+    }
+
+    /// A GET whose body is bytes (a photo): status, headers, body.
+    pub async fn get_bytes(
+        &self,
+        path: &str,
+        if_none_match: Option<&str>,
+    ) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+        let mut request = self.request(Method::GET, path);
+        if let Some(etag) = if_none_match {
+            request = request.header("If-None-Match", etag);
+        }
+        let response = request.send().await.expect("request failed");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        (status, headers, response.bytes().await.unwrap().to_vec())
+    }
+
+    /// A staff upload of a photo's bytes.
+    pub async fn upload_photo(&self, shop: &str, content_type: &str, bytes: Vec<u8>) -> Reply {
+        let path = format!("/api/v1/shops/{shop}/images");
+        Self::send(
+            self.staff(Method::POST, &path)
+                .header("Content-Type", content_type)
+                .body(bytes),
+        )
+        .await
+    }
+
     /// Opens a table; returns (session id, pin).
     pub async fn table(&self, shop: &str, label: &str) -> (String, String) {
         let reply = self.open_session(shop, label).await;

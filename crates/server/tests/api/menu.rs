@@ -50,7 +50,7 @@ async fn menu_lists_items_in_order_with_toppings_and_stock() {
                 {"toppingId": ids.egg, "name": "Egg", "price": 80, "stock": 0, "soldOut": true,
                  "soldOutUntil": null}
             ],
-            "optionGroups": [], "allergens": [], "tags": []
+            "optionGroups": [], "allergens": [], "tags": [], "imageId": null, "imageUrl": null
         })
     );
     assert_eq!(find(&body["items"], "menuItemId", &ids.soup)["stock"], 4);

@@ -151,12 +151,13 @@ fn bad_authorizations() -> Vec<Option<HeaderValue>> {
 }
 
 /// The operations anyone may call.
-const PUBLIC: [(&str, &str); 5] = [
+const PUBLIC: [(&str, &str); 6] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/api/v1/shops/{shopId}"),
     ("get", "/api/v1/shops/{shopId}/menu"),
+    ("get", "/images/{imageId}"),
 ];
 
 #[tokio::test]

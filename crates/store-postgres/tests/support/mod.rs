@@ -153,6 +153,7 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
             tags: vec![],
             station: None,
             option_groups: vec![],
+            image_id: None,
         }],
     };
     store

@@ -255,6 +255,7 @@ pub async fn catalog_items_keep_their_details_and_the_menu_shows_them(store: &dy
         allergens: vec!["wheat".into(), "egg".into()],
         tags: vec!["spicy".into()],
         station: Some("grill".into()),
+        image_id: None,
     };
     let second = CatalogInput {
         toppings: vec![topping(Some(p.cheese), "Cheese", 100)],

@@ -110,6 +110,7 @@ pub(super) fn item(
         tags: vec![],
         station: None,
         option_groups: vec![],
+        image_id: None,
     }
 }
 

@@ -46,6 +46,7 @@ mod kitchen;
 mod languages;
 mod options;
 mod orders;
+mod photos;
 mod pins;
 mod sessions;
 mod shops;
@@ -65,6 +66,7 @@ pub use kitchen::*;
 pub use languages::*;
 pub use options::*;
 pub use orders::*;
+pub use photos::*;
 pub use pins::*;
 pub use sessions::*;
 pub use shops::*;
@@ -223,6 +225,8 @@ macro_rules! conformance_tests {
                 order_options_are_part_of_the_fingerprint,
                 shops_keep_their_languages_and_a_patch_changes_only_what_it_names,
                 catalog_texts_keep_every_language_and_orders_use_the_default,
+                photos_are_kept_byte_for_byte_and_found_by_id,
+                catalog_items_name_only_photos_of_their_shop,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,
