@@ -118,3 +118,32 @@ async fn every_response_carries_a_request_id() {
     .await;
     assert_eq!(echoed.header("x-request-id"), Some("abc"));
 }
+
+#[tokio::test]
+async fn a_body_must_be_a_json_object_not_an_array_of_its_fields() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    let path = format!("/api/v1/shops/{shop}");
+    for body in [
+        json!([null, null]),
+        json!(["Sakura", ["ja"]]),
+        json!("name"),
+    ] {
+        let reply = TestApp::send(app.staff(Method::PATCH, &path).json(&body)).await;
+        reply.assert_problem(400, "MALFORMED_REQUEST");
+    }
+    let shop_as_array = TestApp::send(
+        app.staff(Method::POST, "/api/v1/shops")
+            .json(&json!(["Sakura", "JPY", null, null])),
+    )
+    .await;
+    shop_as_array.assert_problem(400, "MALFORMED_REQUEST");
+    assert_eq!(app.get_shop(&shop).await.body["name"], "Test Diner");
+    let json_suffix = TestApp::send(
+        app.staff(Method::PATCH, &path)
+            .header("Content-Type", "application/merge-patch+json")
+            .body(r#" {"name": "Sakura"}"#),
+    )
+    .await;
+    assert_eq!(json_suffix.assert_status(200)["name"], "Sakura");
+}
