@@ -19,15 +19,19 @@ pub enum EventType {
     StockChanged,
     SessionOpened,
     SessionClosed,
+    /// The menu changed otherwise than by stock (its catalog, its
+    /// languages): whoever shows it reads it again.
+    MenuChanged,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 5] = [
+    pub const ALL: [EventType; 6] = [
         EventType::OrderPlaced,
         EventType::OrderUpdated,
         EventType::StockChanged,
         EventType::SessionOpened,
         EventType::SessionClosed,
+        EventType::MenuChanged,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -37,7 +41,13 @@ impl EventType {
             EventType::StockChanged => "stock.changed",
             EventType::SessionOpened => "session.opened",
             EventType::SessionClosed => "session.closed",
+            EventType::MenuChanged => "menu.changed",
         }
+    }
+
+    /// Whether every table's guests hear it: what their menus show.
+    pub fn is_shop_wide(self) -> bool {
+        matches!(self, EventType::StockChanged | EventType::MenuChanged)
     }
 
     pub fn parse(name: &str) -> Option<EventType> {
@@ -59,9 +69,10 @@ pub struct Event {
 
 impl Event {
     /// Whether the guests of `session_id` may see this event: their own
-    /// session's orders and session changes, and every stock change.
+    /// session's orders and session changes, and every change of the menu
+    /// (stock included).
     pub fn visible_to_session(&self, session_id: Uuid) -> bool {
-        self.event_type == EventType::StockChanged || self.session_id == Some(session_id)
+        self.event_type.is_shop_wide() || self.session_id == Some(session_id)
     }
 }
 
@@ -86,6 +97,14 @@ impl StockChanged {
             sold_out_until: level.active_sold_out_until(now),
         }
     }
+}
+
+/// Data of `menu.changed`: the catalog version the menu is at now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MenuChanged {
+    pub catalog_version: i64,
 }
 
 /// Data of `session.opened` and `session.closed`: never the PIN.
@@ -128,7 +147,8 @@ mod tests {
                 "order.updated",
                 "stock.changed",
                 "session.opened",
-                "session.closed"
+                "session.closed",
+                "menu.changed"
             ]
         );
         for event_type in EventType::ALL {

@@ -40,7 +40,8 @@ const PAGE: Limit = Limit::MAX_PAGE;
 pub struct Frame {
     pub event_id: i64,
     pub session_id: Option<Uuid>,
-    is_stock: bool,
+    /// Heard by every table (the menu changed).
+    shop_wide: bool,
     closes_session: bool,
     pub bytes: Bytes,
 }
@@ -55,7 +56,7 @@ impl Frame {
         Frame {
             event_id: event.event_id,
             session_id: event.session_id,
-            is_stock: event.event_type == EventType::StockChanged,
+            shop_wide: event.event_type.is_shop_wide(),
             closes_session: event.event_type == EventType::SessionClosed,
             bytes: wire.encode(),
         }
@@ -69,12 +70,13 @@ pub struct SseEvent<'a> {
     /// The event's id in the shop's log, strictly increasing.
     #[schema(value_type = String, example = "1842")]
     id: i64,
-    /// `order.placed`, `order.updated`, `stock.changed`, `session.opened`
-    /// or `session.closed`.
+    /// `order.placed`, `order.updated`, `stock.changed`, `session.opened`,
+    /// `session.closed` or `menu.changed`.
     #[schema(example = "order.placed")]
     event: &'a str,
     /// The full order for order events, `{itemId, stock, soldOut,
-    /// soldOutUntil}` for stock, the session (never its PIN) for sessions.
+    /// soldOutUntil}` for stock, the session (never its PIN) for sessions,
+    /// `{catalogVersion}` for the menu.
     data: &'a str,
 }
 
@@ -92,7 +94,7 @@ impl SseEvent<'_> {
 pub enum Audience {
     Staff,
     /// The guests of one session: their own order and session events, and
-    /// every stock change.
+    /// every change of the menu (stock included).
     Guests(Uuid),
 }
 
@@ -100,7 +102,7 @@ impl Audience {
     fn sees(self, frame: &Frame) -> bool {
         match self {
             Audience::Staff => true,
-            Audience::Guests(session_id) => frame.is_stock || frame.session_id == Some(session_id),
+            Audience::Guests(session_id) => frame.shop_wide || frame.session_id == Some(session_id),
         }
     }
 

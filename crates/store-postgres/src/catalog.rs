@@ -7,6 +7,7 @@ use ordergate_domain::catalog::{
     Catalog, CatalogInput, Existing, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup,
     Topping, ValidCatalog, check_edit_base,
 };
+use ordergate_domain::events::{EventType, MenuChanged};
 use ordergate_domain::order::ItemLookup;
 use ordergate_store::Change;
 use sqlx::Row;
@@ -16,7 +17,7 @@ use uuid::Uuid;
 use crate::codec::{json, name};
 use crate::error::PgError;
 use crate::tx::Tx;
-use crate::{photos, shops};
+use crate::{events, photos, shops};
 
 pub(crate) async fn put(
     tx: &mut Tx,
@@ -62,6 +63,10 @@ pub(crate) async fn put(
     .fetch_one(tx.conn())
     .await?;
     tx.note(Change::Catalog(shop_id));
+    let changed = MenuChanged {
+        catalog_version: version,
+    };
+    events::append(tx, shop_id, EventType::MenuChanged, None, &changed, now).await?;
     Ok(Catalog {
         shop_id,
         version,

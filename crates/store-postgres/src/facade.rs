@@ -50,8 +50,13 @@ impl Store for PgStore {
             .await
     }
 
-    async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop> {
-        self.detached(move |pg| async move { pg.update_shop(shop_id, patch).await })
+    async fn update_shop(
+        &self,
+        shop_id: Uuid,
+        patch: ShopPatch,
+        now: Timestamp,
+    ) -> StoreResult<Shop> {
+        self.detached(move |pg| async move { pg.update_shop(shop_id, patch, now).await })
             .await
     }
 

@@ -59,9 +59,14 @@ impl Pg {
         Ok(photos::rendition(&mut conn, image_id).await?)
     }
 
-    pub(crate) async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop> {
+    pub(crate) async fn update_shop(
+        &self,
+        shop_id: Uuid,
+        patch: ShopPatch,
+        now: Timestamp,
+    ) -> StoreResult<Shop> {
         let mut tx = self.begin().await?;
-        let result = shops::update(&mut tx, shop_id, patch).await;
+        let result = shops::update(&mut tx, shop_id, patch, now).await;
         self.finish(tx, result).await
     }
 

@@ -1,5 +1,6 @@
-use ordergate_domain::Rejection;
+use ordergate_domain::events::{EventType, MenuChanged};
 use ordergate_domain::shop::{Shop, ShopPatch, ShopTimeZone};
+use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::Change;
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
@@ -7,6 +8,7 @@ use uuid::Uuid;
 
 use crate::codec::{json, name};
 use crate::error::PgError;
+use crate::events;
 use crate::tx::Tx;
 
 fn from_row(row: PgRow) -> sqlx::Result<Shop> {
@@ -38,8 +40,13 @@ pub(crate) async fn insert(conn: &mut PgConnection, shop: &Shop) -> Result<(), P
 
 /// Applies a staff patch to the shop, its row locked as catalog writers
 /// lock it (menus are built from both); its menus are rendered anew.
-pub(crate) async fn update(tx: &mut Tx, shop_id: Uuid, patch: ShopPatch) -> Result<Shop, PgError> {
-    lock_for_catalog(tx.conn(), shop_id).await?;
+pub(crate) async fn update(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    patch: ShopPatch,
+    now: Timestamp,
+) -> Result<Shop, PgError> {
+    let catalog_version = lock_for_catalog(tx.conn(), shop_id).await?;
     let shop = patch.apply(require(tx.conn(), shop_id).await?)?;
     sqlx::query("update shops set name = $2, languages = $3 where shop_id = $1")
         .bind(shop_id)
@@ -48,6 +55,8 @@ pub(crate) async fn update(tx: &mut Tx, shop_id: Uuid, patch: ShopPatch) -> Resu
         .execute(tx.conn())
         .await?;
     tx.note(Change::Catalog(shop_id));
+    let changed = MenuChanged { catalog_version };
+    events::append(tx, shop_id, EventType::MenuChanged, None, &changed, now).await?;
     Ok(shop)
 }
 

@@ -5,6 +5,7 @@ use ordergate_domain::catalog::{
     Catalog, CatalogInput, Existing, GroupShape, ItemKind, ItemOption, MenuItem, OptionGroup,
     Topping, check_edit_base,
 };
+use ordergate_domain::events::{EventType, MenuChanged};
 use ordergate_store::Change;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
@@ -75,6 +76,10 @@ pub(crate) fn put(
         |row| row.get(0),
     )?;
     events::note(Change::Catalog(shop_id));
+    let changed = MenuChanged {
+        catalog_version: version,
+    };
+    events::append(conn, shop_id, EventType::MenuChanged, None, &changed, now)?;
     Ok(Catalog {
         shop_id,
         version,

@@ -55,8 +55,13 @@ impl Store for SqliteStore {
         self.read(move |tx| shops::find(tx, shop_id)).await
     }
 
-    async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop> {
-        self.write(move |tx| shops::update(tx, shop_id, patch))
+    async fn update_shop(
+        &self,
+        shop_id: Uuid,
+        patch: ShopPatch,
+        now: Timestamp,
+    ) -> StoreResult<Shop> {
+        self.write(move |tx| shops::update(tx, shop_id, patch, now))
             .await
     }
 

@@ -1,5 +1,6 @@
-use ordergate_domain::Rejection;
+use ordergate_domain::events::{EventType, MenuChanged};
 use ordergate_domain::shop::{Shop, ShopPatch, ShopTimeZone};
+use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::Change;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
@@ -42,15 +43,25 @@ pub(crate) fn update(
     conn: &Connection,
     shop_id: Uuid,
     patch: ShopPatch,
+    now: Timestamp,
 ) -> Result<Shop, SqliteError> {
     let shop = patch.apply(require(conn, shop_id)?)?;
-    conn.prepare_cached("update shops set name = ?2, languages = ?3 where shop_id = ?1")?
-        .execute(params![
-            shop_id.to_string(),
-            shop.name,
-            serde_json::to_string(&shop.languages)?
-        ])?;
+    let catalog_version: i64 = conn
+        .prepare_cached(
+            "update shops set name = ?2, languages = ?3 where shop_id = ?1
+             returning catalog_version",
+        )?
+        .query_row(
+            params![
+                shop_id.to_string(),
+                shop.name,
+                serde_json::to_string(&shop.languages)?
+            ],
+            |row| row.get(0),
+        )?;
     events::note(Change::Catalog(shop_id));
+    let changed = MenuChanged { catalog_version };
+    events::append(conn, shop_id, EventType::MenuChanged, None, &changed, now)?;
     Ok(shop)
 }
 

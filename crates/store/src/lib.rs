@@ -117,8 +117,14 @@ pub trait Store: Send + Sync + 'static {
     async fn list_shops(&self) -> StoreResult<Vec<Shop>>;
     async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>>;
     /// Applies a staff patch to the shop (its name, its languages),
-    /// validated inside the transaction; its menus are rendered anew.
-    async fn update_shop(&self, shop_id: Uuid, patch: ShopPatch) -> StoreResult<Shop>;
+    /// validated inside the transaction; its menus are rendered anew, and
+    /// `menu.changed` tells its pages so.
+    async fn update_shop(
+        &self,
+        shop_id: Uuid,
+        patch: ShopPatch,
+        now: Timestamp,
+    ) -> StoreResult<Shop>;
 
     /// Validates and publishes a catalog: retires what it no longer lists,
     /// creates an untracked inventory entry for every new id, bumps the version.

@@ -109,5 +109,6 @@ async fn update_shop(
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiJson(patch): ApiJson<ShopPatch>,
 ) -> Result<Json<Shop>, ApiError> {
-    Ok(Json(state.store().update_shop(shop_id, patch).await?))
+    let now = state.now();
+    Ok(Json(state.store().update_shop(shop_id, patch, now).await?))
 }

@@ -225,3 +225,126 @@ async fn bad_languages_and_texts_are_field_errors_and_change_nothing() {
     not_text.assert_problem(400, "MALFORMED_REQUEST");
     assert_eq!(app.get_catalog(&shop).await.body["version"], 0);
 }
+
+/// A restaurant's whole menu: 500 items in 25 categories, each with a
+/// description, two option groups (one required) and every text in three
+/// languages.
+fn restaurant_catalog() -> Value {
+    let text = |what: &str, n: usize| {
+        json!({"ja": format!("{what}その{n}"), "en": format!("{what} number {n}"),
+               "zh-Hant": format!("{what}第{n}號")})
+    };
+    let items: Vec<Value> = (0..500)
+        .map(|i| {
+            let option = |kind: &str, o: usize, price: usize| {
+                json!({"optionId": Uuid::new_v4(), "name": text(kind, o), "price": price})
+            };
+            json!({
+                "menuItemId": Uuid::new_v4(), "name": text("Dish", i),
+                "description": text(
+                    "Grilled over binchotan charcoal and brushed with our house tare, served with \
+                     seasonal pickles, miso soup and rice; ask staff about today's",
+                    i,
+                ),
+                "category": text("Category", i % 25), "price": 400 + i,
+                "allergens": ["wheat", "soy"], "tags": ["spicy"], "station": "grill",
+                "optionGroups": [
+                    {"name": text("Size", i), "minChoices": 1, "maxChoices": 1,
+                     "options": [option("Regular", 1, 0), option("Large", 2, 150)]},
+                    {"name": text("Extras", i), "maxChoices": 2,
+                     "options": [option("Egg", 1, 80), option("Cheese", 2, 100),
+                                 option("Greens", 3, 60)]}
+                ]
+            })
+        })
+        .collect();
+    json!({"items": items})
+}
+
+#[tokio::test]
+async fn a_restaurants_whole_menu_in_three_languages_is_stored_rendered_and_cached() {
+    let app = TestApp::spawn().await;
+    let created = app
+        .create_shop(json!({"name": "Izakaya", "currency": "JPY",
+                            "languages": ["ja", "en", "zh-Hant"]}))
+        .await;
+    let shop = created.assert_status(201)["shopId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let catalog = restaurant_catalog();
+    let size = serde_json::to_vec(&catalog).unwrap().len();
+    assert!(
+        (512 * 1024..2 * 1024 * 1024).contains(&size),
+        "a catalog of {size} bytes: far over the 16 KiB of other bodies, within the 2 MiB \
+         a catalog PUT takes"
+    );
+    let stored = app.put_catalog(&shop, catalog).await;
+    assert_eq!(
+        stored.assert_status(200)["items"].as_array().unwrap().len(),
+        500
+    );
+    let labels = [("shop_id", shop.as_str())];
+    let misses = || app.metric("ordergate_menu_cache_misses_total", &labels);
+    for (lang, dish) in [
+        ("ja", "Dishその499"),
+        ("en", "Dish number 499"),
+        ("zh-Hant", "Dish第499號"),
+    ] {
+        let menu = menu_with(&app, &shop, &format!("?lang={lang}"), None).await;
+        let items = menu.assert_status(200)["items"].as_array().unwrap();
+        assert_eq!((items.len(), &items[499]["name"]), (500, &json!(dish)));
+        assert_eq!(
+            items[499]["optionGroups"][1]["options"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+    }
+    let loaded = misses().await;
+    for lang in ["ja", "en", "zh-Hant", "ja"] {
+        menu_with(&app, &shop, &format!("?lang={lang}"), None)
+            .await
+            .assert_status(200);
+    }
+    assert_eq!(misses().await, loaded, "every language served from memory");
+}
+
+#[tokio::test]
+async fn every_table_hears_when_the_menu_changes_otherwise_than_by_stock() {
+    let app = TestApp::spawn().await;
+    let (shop, ids) = app.shop_with_menu().await;
+    let (session, pin) = app.table(&shop, "T1").await;
+    let mut guest = crate::sse::SseStream::open(app.session_stream(&session, &pin)).await;
+    let mut kitchen = app.follow_shop(&shop, None).await;
+
+    let mut catalog = ids.catalog();
+    catalog["items"][2]["name"] = json!("Draft beer");
+    app.put_catalog(&shop, catalog).await.assert_status(200);
+    let path = format!("/api/v1/shops/{shop}");
+    TestApp::send(
+        app.staff(Method::PATCH, &path)
+            .json(&json!({"languages": ["en", "ja"]})),
+    )
+    .await
+    .assert_status(200);
+
+    for stream in [&mut guest, &mut kitchen] {
+        let heard: Vec<(String, Value)> = stream
+            .take(2)
+            .await
+            .into_iter()
+            .map(|e| (e.event, e.data))
+            .collect();
+        assert_eq!(
+            heard,
+            [
+                ("menu.changed".to_owned(), json!({"catalogVersion": 2})),
+                ("menu.changed".to_owned(), json!({"catalogVersion": 2})),
+            ]
+        );
+    }
+    let menu = menu_with(&app, &shop, "", None).await;
+    assert_eq!(menu.body["catalogVersion"], 2);
+}

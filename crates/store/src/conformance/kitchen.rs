@@ -452,13 +452,21 @@ pub async fn events_every_write_appends_its_events_with_consecutive_ids(store: &
     let p = published(store).await;
     let shop = p.shop_id;
     let now = instant();
+    // Publishing the catalog told every table the menu changed.
+    let published_events = ok(store.events_after(shop, 0, limit(500)).await);
     assert_eq!(
-        ok(store.last_event_id(shop).await),
-        0,
-        "a catalog is not an event"
+        published_events
+            .iter()
+            .map(|e| (e.event_id, e.event_type, e.session_id, data(e)))
+            .collect::<Vec<_>>(),
+        [(
+            1,
+            EventType::MenuChanged,
+            None,
+            serde_json::json!({"catalogVersion": 1})
+        )]
     );
-    assert_eq!(ok(store.events_after(shop, 0, limit(500)).await), vec![]);
-    let mut last = 0;
+    let mut last = 1;
 
     let session = open_table(store, shop, "T4").await;
     let events = appended(store, shop, &mut last, &[EventType::SessionOpened]).await;
@@ -768,7 +776,8 @@ pub async fn events_are_numbered_and_kept_per_shop(store: &dyn Store) {
             )
             .await);
     }
-    for (t, count) in [(&a, 4), (&b, 7)] {
+    // Each shop's log opens with its catalog's menu.changed.
+    for (t, count) in [(&a, 5), (&b, 8)] {
         let shop = t.menu.shop_id;
         let events = ok(store.events_after(shop, 0, limit(500)).await);
         let ids: Vec<i64> = events.iter().map(|e| e.event_id).collect();
@@ -782,6 +791,7 @@ pub async fn events_are_numbered_and_kept_per_shop(store: &dyn Store) {
             let data = data(event);
             match event.event_type {
                 EventType::StockChanged => assert_eq!(data["itemId"], t.menu.curry.to_string()),
+                EventType::MenuChanged => assert_eq!(data["catalogVersion"], 1),
                 _ => {
                     assert_eq!(data["shopId"], shop.to_string(), "{event:?}");
                     assert_eq!(event.session_id, Some(t.session.session_id));
@@ -789,11 +799,11 @@ pub async fn events_are_numbered_and_kept_per_shop(store: &dyn Store) {
             }
         }
     }
-    assert_eq!(ok(store.last_event_id(idle.shop_id).await), 0);
-    assert_eq!(
-        ok(store.events_after(idle.shop_id, 0, limit(500)).await),
-        vec![]
-    );
+    // The idle shop has only its catalog's.
+    assert_eq!(ok(store.last_event_id(idle.shop_id).await), 1);
+    let idle_events = ok(store.events_after(idle.shop_id, 0, limit(500)).await);
+    assert_eq!(idle_events.len(), 1);
+    assert_eq!(idle_events[0].event_type, EventType::MenuChanged);
 }
 
 fn order_body(order: &Order) -> StoredResponse {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use ordergate_domain::Rejection;
 use ordergate_domain::catalog::{CatalogInput, MenuItemInput, OptionGroupInput, OptionInput};
+use ordergate_domain::events::EventType;
 use ordergate_domain::language::{Languages, Text};
 use ordergate_domain::order::LineRequest;
 use ordergate_domain::shop::{Shop, ShopPatch};
@@ -53,7 +54,11 @@ pub async fn shops_keep_their_languages_and_a_patch_changes_only_what_it_names(s
     );
 
     let english_first = ok(store
-        .update_shop(sakura.shop_id, patch(None, Some(&["en", "ja", "zh-Hant"])))
+        .update_shop(
+            sakura.shop_id,
+            patch(None, Some(&["en", "ja", "zh-Hant"])),
+            instant(),
+        )
         .await);
     assert_eq!(
         english_first,
@@ -63,7 +68,7 @@ pub async fn shops_keep_their_languages_and_a_patch_changes_only_what_it_names(s
         }
     );
     let renamed = ok(store
-        .update_shop(sakura.shop_id, patch(Some(" Sakura "), None))
+        .update_shop(sakura.shop_id, patch(Some(" Sakura "), None), instant())
         .await);
     assert_eq!(
         (renamed.name.as_str(), &renamed.languages),
@@ -75,14 +80,25 @@ pub async fn shops_keep_their_languages_and_a_patch_changes_only_what_it_names(s
     );
 
     let refused = store
-        .update_shop(sakura.shop_id, patch(Some("New name"), Some(&["en", "EN"])))
+        .update_shop(
+            sakura.shop_id,
+            patch(Some("New name"), Some(&["en", "EN"])),
+            instant(),
+        )
         .await;
     assert_eq!(validation_fields(refused), ["languages[1]"]);
     assert_eq!(ok(store.get_shop(sakura.shop_id).await), Some(renamed));
+    // Each patch told the shop's pages, the refused one did not.
+    let told: Vec<(EventType, String)> = ok(store.events_after(sakura.shop_id, 0, limit(10)).await)
+        .into_iter()
+        .map(|e| (e.event_type, e.data))
+        .collect();
+    let changed = (EventType::MenuChanged, r#"{"catalogVersion":0}"#.to_owned());
+    assert_eq!(told, [changed.clone(), changed]);
     assert_eq!(
         rejected(
             store
-                .update_shop(Uuid::new_v4(), patch(Some("x"), None))
+                .update_shop(Uuid::new_v4(), patch(Some("x"), None), instant())
                 .await
         ),
         Rejection::NotFound("shop")
@@ -123,6 +139,14 @@ pub async fn catalog_texts_keep_every_language_and_orders_use_the_default(store:
         .put_catalog(shop.shop_id, input, None, instant())
         .await);
     assert_eq!(catalog.items[0].name, both("カレー", "Curry"));
+    let told = ok(store.events_after(shop.shop_id, 0, limit(10)).await);
+    assert_eq!(
+        told.iter()
+            .map(|e| (e.event_type, e.session_id, e.data.as_str()))
+            .collect::<Vec<_>>(),
+        [(EventType::MenuChanged, None, r#"{"catalogVersion":1}"#)],
+        "every table hears of a new catalog"
+    );
     assert_eq!(
         catalog.items[0].option_groups[0].options[0].name,
         both("大盛り", "Large")
@@ -158,7 +182,7 @@ pub async fn catalog_texts_keep_every_language_and_orders_use_the_default(store:
     assert_eq!(names(&first), ("カレー".into(), "大盛り".into()));
 
     ok(store
-        .update_shop(shop.shop_id, patch(None, Some(&["en", "ja"])))
+        .update_shop(shop.shop_id, patch(None, Some(&["en", "ja"])), instant())
         .await);
     let second = placed(store.place(order(2)).await);
     assert_eq!(names(&second), ("Curry".into(), "Large".into()));
