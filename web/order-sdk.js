@@ -10,7 +10,9 @@
  *   import { createOrderClient } from '/web/order-sdk.js';
  *   const client = createOrderClient({ sessionId, pin });
  *   const result = await client.submit(
- *     { items: [{ menuItemId, quantity: 2, toppingIds: [...] }], note: 'no onions' },
+ *     { items: [{ menuItemId, quantity: 2, toppingIds: [...],
+ *                 optionIds: [...], note: 'no salt' }],   // both optional
+ *       note: 'no onions' },
  *     { allowRepeat: false },
  *   );
  *   // result = { outcome, alreadyPlaced, order, attempts, idempotencyKey }
@@ -106,11 +108,19 @@
  *   - Any other problem (401 PIN_INVALID, 429 PIN_LOCKED, 429
  *     SESSION_RATE_LIMITED (the table's order limit: Retry-After says when
  *     it may order again; show it), 410 SESSION_CLOSED, 409 OUT_OF_STOCK
- *     with `shortages`, 422 VALIDATION_FAILED, ...) rejects at once with an
- *     OrdergateError that carries the problem body. No retry.
+ *     with `shortages`, 422 VALIDATION_FAILED, 422 INVALID_OPTIONS (choices
+ *     that break an option group: `errors` [{field: "items[0].optionIds",
+ *     groupId, message}]), ...) rejects at once with an OrdergateError that
+ *     carries the problem body. No retry.
  *   - A cart that cannot be valid (no lines, more than 50 lines, a quantity
- *     outside 1–99, a note over 200 characters) rejects with INVALID_CART.
- *     Nothing is sent.
+ *     outside 1–99, a note over 200 characters; on a line more than 50
+ *     options or one twice, a line note over 140 characters or not one line
+ *     of visible text) rejects with INVALID_CART (`reason`: empty | lines |
+ *     quantity | item | options | line-note | note; `line`: the line's
+ *     index). Nothing is sent.
+ *   - Lines go out as given: menuItemId, quantity, toppingIds, and optionIds
+ *     and the trimmed line note when the line has them (a line without them
+ *     is sent exactly as before they existed).
  *
  * onProgress receives {phase, attempt, ...}. phase is 'sending' (attempt 1),
  * 'retrying' (attempt > 1), 'waiting' (with delayMs and reason: the code
@@ -119,7 +129,8 @@
  *
  * OrdergateError (extends Error): code, status (0 when no HTTP answer),
  * problem (the RFC 9457 body or null), retryAfter (seconds or null),
- * shortages (OUT_OF_STOCK), checked (NOT_CONFIRMED: true when the order
+ * shortages (OUT_OF_STOCK), errors (VALIDATION_FAILED, INVALID_OPTIONS:
+ * the problem's `errors`), reason and line (INVALID_CART), checked (NOT_CONFIRMED: true when the order
  * list was read and the order was not in it). Codes the SDK makes itself:
  * ORDER_PENDING, INVALID_CART, NETWORK_ERROR, TIMEOUT, NOT_CONFIRMED,
  * HTTP_<status> (an answer with no problem code).
@@ -128,12 +139,16 @@
  *
  *   getOrCreateClientId(storage, randomUUID) → persisted device id
  *     (localStorage key 'ordergate.clientId', "web-<uuid>").
- *   createMenuLoader({shopId, baseUrl, fetch, ...}) → {load(), menu, etag}.
+ *   createMenuLoader({shopId, lang, baseUrl, fetch, ...}) → {load(), menu,
+ *     etag, language, setLanguage(tag)}.
  *     load() resolves to {menu, changed} and sends If-None-Match. On a 304
  *     it gives the cached menu with changed: false. The menu is a fresh copy
  *     every time, so a page that applied events to its copy can take the
- *     server's state back even when nothing "changed".
- *   getShop({shopId, baseUrl, fetch}) → the shop (name, currency, timezone).
+ *     server's state back even when nothing "changed". With a language the
+ *     menu is asked for as `?lang=<tag>`; setLanguage(tag) switches it (the
+ *     next load is a fresh 200, ETags differ per language).
+ *   getShop({shopId, baseUrl, fetch}) → the shop (name, currency, timezone,
+ *     languages once the server has them).
  *   subscribeSessionEvents({sessionId, pin, baseUrl, onEvent, onOpen,
  *     onStatus, EventSource, ...}) → {close(), lastEventId}. The guest stream
  *     with the PIN (`?pin=`), as v1 clients use it. onEvent(type, data, id)
@@ -159,11 +174,19 @@
  *     (SESSION_CLOSED), unknown (NOT_FOUND) or the PIN is wrong
  *     (PIN_INVALID). A PIN lock or no answer only delays the next try.
  *   formatMoney(minor, currency, locale) → "$12.90" / "￥480" (minor units,
- *     the currency's own number of decimals).
- *   canonicalCart(cart, {allowRepeat}) → the canonical form: lines of the
- *     same item and toppings merged, toppings sorted and deduplicated,
- *     lines sorted, note trimmed. canonicalOrderCart(order) gives the same
- *     form for a placed order.
+ *     the currency's own number of decimals; a locale Intl cannot use falls
+ *     back to the browser's).
+ *   canonicalCart(cart, {allowRepeat}) → the canonical form, as the server
+ *     fingerprints a cart: lines of the same item, toppings, options and
+ *     line note merged, toppings and options sorted and deduplicated, line
+ *     notes trimmed (optionIds and note appear on a line only when it has
+ *     them), lines sorted, note trimmed. canonicalOrderCart(order) gives the
+ *     same form for a placed order (its lines' `options` and `note`).
+ *   lineNoteProblem(note) → null, or why a line note cannot be sent:
+ *     'too-long' (over MAX_LINE_NOTE_CHARS = 140), 'line-break', 'invisible'
+ *     (control or formatting characters the server refuses).
+ *   MAX_LINES (50), MAX_QUANTITY (99), MAX_NOTE_CHARS (200),
+ *     MAX_LINE_NOTE_CHARS (140), MAX_OPTIONS (50 per line).
  */
 
 const CLIENT_ID_STORAGE_KEY = 'ordergate.clientId';
@@ -175,8 +198,13 @@ const UUID_V4_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9
 export const MAX_LINES = 50;
 export const MAX_QUANTITY = 99;
 export const MAX_NOTE_CHARS = 200;
+/** A line's own note (`items[].note`): one line, at most this many characters. */
+export const MAX_LINE_NOTE_CHARS = 140;
+/** Options chosen on one line (`items[].optionIds`), at most. */
+export const MAX_OPTIONS = 50;
 export const GUEST_EVENT_TYPES = Object.freeze([
   'order.placed', 'order.updated', 'stock.changed', 'session.opened', 'session.closed',
+  'menu.changed',
 ]);
 
 /** Problem codes after which the same request is simply sent again. */
@@ -196,7 +224,7 @@ export class OrdergateError extends Error {
    * @param {string} code  stable machine-readable code
    * @param {string} message  human-readable text
    * @param {{status?: number, problem?: object|null, retryAfter?: number|null,
-   *          cause?: unknown, checked?: boolean}} [extra]
+   *          cause?: unknown, checked?: boolean, reason?: string, line?: number}} [extra]
    */
   constructor(code, message, extra = {}) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
@@ -206,7 +234,12 @@ export class OrdergateError extends Error {
     this.problem = extra.problem ?? null;
     this.retryAfter = extra.retryAfter ?? null;
     if (Array.isArray(this.problem?.shortages)) this.shortages = this.problem.shortages;
+    // VALIDATION_FAILED and INVALID_OPTIONS: [{field, message, groupId?}]
+    if (Array.isArray(this.problem?.errors)) this.errors = this.problem.errors;
     if (extra.checked !== undefined) this.checked = extra.checked;
+    // INVALID_CART: which limit, and the line (index) it concerns
+    if (extra.reason !== undefined) this.reason = extra.reason;
+    if (extra.line !== undefined) this.line = extra.line;
   }
 }
 
@@ -313,30 +346,77 @@ function chars(text) {
 
 // ── canonical carts ─────────────────────────────────────────────────────
 
-function lineId(menuItemId, toppingIds) {
-  return `${menuItemId}|${toppingIds.join(',')}`;
+/** Ids as the server fingerprints them: strings, each once, sorted. */
+function sortedIds(ids) {
+  return [...new Set((ids ?? []).map(String))].sort();
+}
+
+/** A line's note as the server keeps it: trimmed; blank is no note. */
+function lineNote(note) {
+  return note == null ? '' : String(note).trim();
+}
+
+/**
+ * The canonical form of one line, without its quantity: menuItemId and
+ * toppingIds always; optionIds and note only when the line has them, so a
+ * line without options or note reads exactly as it did before they existed
+ * (and a key stored by an older page is still reused).
+ */
+function canonicalLine(line) {
+  const out = { menuItemId: String(line?.menuItemId), toppingIds: sortedIds(line?.toppingIds) };
+  const optionIds = sortedIds(line?.optionIds);
+  if (optionIds.length) out.optionIds = optionIds;
+  const note = lineNote(line?.note);
+  if (note) out.note = note;
+  return out;
+}
+
+/**
+ * Where a line sorts: item, then toppings (as before options and notes
+ * existed), then options and note, then the whole line as a tiebreak.
+ */
+function lineSortKey(line) {
+  return [
+    `${line.menuItemId}|${line.toppingIds.join(',')}`,
+    (line.optionIds ?? []).join(','),
+    line.note ?? '',
+  ];
+}
+
+function compareLines(a, b) {
+  const ka = lineSortKey(a);
+  const kb = lineSortKey(b);
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1;
+  }
+  return 0;
 }
 
 /**
  * The canonical form of a cart: lines of the same item with the same
- * toppings merged (quantities added), toppings sorted and deduplicated,
- * lines sorted, note trimmed, allowRepeat a boolean. Two carts the server
- * would fingerprint alike have equal canonical forms.
+ * toppings, options and line note merged (quantities added), toppings and
+ * options sorted and deduplicated, line notes trimmed, lines sorted, the
+ * order note trimmed, allowRepeat a boolean. Two carts the server would
+ * fingerprint alike have equal canonical forms; two steaks of different
+ * doneness, or with different notes, are two lines.
  */
 export function canonicalCart(cart, { allowRepeat = false } = {}) {
   const merged = new Map();
   for (const line of cart?.items ?? []) {
-    const toppingIds = [...new Set((line.toppingIds ?? []).map(String))].sort();
-    const menuItemId = String(line.menuItemId);
-    const id = lineId(menuItemId, toppingIds);
+    const canonical = canonicalLine(line);
+    const { menuItemId, toppingIds, optionIds, note } = canonical;
+    const id = JSON.stringify([menuItemId, toppingIds, optionIds ?? [], note ?? '']);
     const prev = merged.get(id);
     const quantity = Number(line.quantity);
     if (prev) prev.quantity += quantity;
-    else merged.set(id, { menuItemId, quantity, toppingIds });
+    else {
+      const entry = { menuItemId, quantity, toppingIds };
+      if (optionIds) entry.optionIds = optionIds;
+      if (note) entry.note = note;
+      merged.set(id, entry);
+    }
   }
-  const items = [...merged.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, line]) => line);
+  const items = [...merged.values()].sort(compareLines);
   return { items, note: String(cart?.note ?? '').trim(), allowRepeat: Boolean(allowRepeat) };
 }
 
@@ -347,6 +427,8 @@ export function canonicalOrderCart(order) {
       menuItemId: l.menuItemId,
       quantity: l.quantity,
       toppingIds: (l.toppings ?? []).map((t) => t.toppingId),
+      optionIds: (l.options ?? []).map((o) => o.optionId),
+      note: l.note ?? '',
     })),
     note: order?.note ?? '',
   });
@@ -356,26 +438,69 @@ function sameItems(a, b) {
   return JSON.stringify(a.items) === JSON.stringify(b.items) && a.note === b.note;
 }
 
+/** Line breaks, control and invisible formatting characters (refused in a line note). */
+const LINE_NOTE_REFUSED_RE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/**
+ * Why a line note cannot be sent as it is ('too-long', 'line-break',
+ * 'invisible'), or null when it can. Pages use it to say so before sending.
+ */
+export function lineNoteProblem(note) {
+  const text = lineNote(note);
+  if (chars(text) > MAX_LINE_NOTE_CHARS) return 'too-long';
+  if (/[\r\n\u2028\u2029]/.test(text)) return 'line-break';
+  if (LINE_NOTE_REFUSED_RE.test(text)) return 'invisible';
+  return null;
+}
+
 /** Checks the limits the server would refuse anyway; returns the body to send. */
 function requestBody(cart, allowRepeat) {
   const items = cart?.items;
   if (!Array.isArray(items) || items.length === 0) {
-    throw new OrdergateError('INVALID_CART', 'The cart is empty.');
+    throw new OrdergateError('INVALID_CART', 'The cart is empty.', { reason: 'empty' });
   }
   if (items.length > MAX_LINES) {
-    throw new OrdergateError('INVALID_CART', `An order can have at most ${MAX_LINES} lines.`);
+    throw new OrdergateError('INVALID_CART', `An order can have at most ${MAX_LINES} lines.`, { reason: 'lines' });
   }
   const lines = items.map((line, i) => {
     const quantity = Number(line?.quantity);
     if (!Number.isInteger(quantity) || quantity < 1 || quantity > MAX_QUANTITY) {
-      throw new OrdergateError('INVALID_CART', `Line ${i + 1}: quantity must be 1–${MAX_QUANTITY}.`);
+      throw new OrdergateError('INVALID_CART', `Line ${i + 1}: quantity must be 1–${MAX_QUANTITY}.`,
+        { reason: 'quantity', line: i });
     }
-    if (!line.menuItemId) throw new OrdergateError('INVALID_CART', `Line ${i + 1} has no menu item.`);
-    return { menuItemId: String(line.menuItemId), quantity, toppingIds: (line.toppingIds ?? []).map(String) };
+    if (!line.menuItemId) throw new OrdergateError('INVALID_CART', `Line ${i + 1} has no menu item.`, { reason: 'item', line: i });
+    const out = { menuItemId: String(line.menuItemId), quantity, toppingIds: (line.toppingIds ?? []).map(String) };
+    if (line.optionIds != null) {
+      if (!Array.isArray(line.optionIds)) {
+        throw new OrdergateError('INVALID_CART', `Line ${i + 1}: optionIds must be a list.`, { reason: 'options', line: i });
+      }
+      const optionIds = line.optionIds.map(String);
+      if (optionIds.length > MAX_OPTIONS) {
+        throw new OrdergateError('INVALID_CART', `Line ${i + 1}: at most ${MAX_OPTIONS} options.`, { reason: 'options', line: i });
+      }
+      if (new Set(optionIds).size !== optionIds.length) {
+        throw new OrdergateError('INVALID_CART', `Line ${i + 1}: an option is chosen twice.`, { reason: 'options', line: i });
+      }
+      if (optionIds.length) out.optionIds = optionIds;
+    }
+    if (line.note != null) {
+      const problem = lineNoteProblem(line.note);
+      if (problem === 'too-long') {
+        throw new OrdergateError('INVALID_CART', `Line ${i + 1}: the note can be at most ${MAX_LINE_NOTE_CHARS} characters.`,
+          { reason: 'line-note', line: i });
+      }
+      if (problem) {
+        throw new OrdergateError('INVALID_CART', `Line ${i + 1}: the note must be one line of visible text.`,
+          { reason: 'line-note', line: i });
+      }
+      const note = lineNote(line.note);
+      if (note) out.note = note;
+    }
+    return out;
   });
   const note = String(cart.note ?? '').trim();
   if (chars(note) > MAX_NOTE_CHARS) {
-    throw new OrdergateError('INVALID_CART', `The note can be at most ${MAX_NOTE_CHARS} characters.`);
+    throw new OrdergateError('INVALID_CART', `The note can be at most ${MAX_NOTE_CHARS} characters.`, { reason: 'note' });
   }
   return { items: lines, note, allowRepeat: Boolean(allowRepeat) };
 }
@@ -835,22 +960,37 @@ function copy(value) {
  * Loads a shop's guest menu, revalidating with its ETag. Each load gives a
  * fresh copy of the menu as the server has it now (also after a 304), so a
  * page may change its copy (e.g. apply stock.changed events) and still get
- * the server's state back from the next load.
+ * the server's state back from the next load. With `lang` (a BCP 47 tag)
+ * the menu is asked for in that language (`?lang=`); `setLanguage(tag)`
+ * changes it, and the next load asks afresh (the ETag differs per language).
  */
 export function createMenuLoader(options = {}) {
   const { shopId } = options;
   if (!shopId) throw new TypeError('createMenuLoader: shopId is required');
   const deps = resolveDeps(options);
-  const url = `${trimBase(options.baseUrl)}/api/v1/shops/${encodeURIComponent(shopId)}/menu`;
+  const base = `${trimBase(options.baseUrl)}/api/v1/shops/${encodeURIComponent(shopId)}/menu`;
+  let lang = options.lang ? String(options.lang) : null;
   let etag = null;
   let menu = null;
   return {
     get menu() { return menu; },
     get etag() { return etag; },
+    get language() { return lang; },
+    setLanguage(tag) {
+      const next = tag ? String(tag) : null;
+      if (next === lang) return;
+      lang = next;
+      etag = null;
+      menu = null;
+    },
     async load() {
+      const asked = lang;
+      const url = asked ? `${base}?${new URLSearchParams({ lang: asked })}` : base;
       const headers = { Accept: 'application/json' };
       if (etag && menu) headers['If-None-Match'] = etag;
       const answer = await exchange(deps, url, { method: 'GET', headers });
+      // The language changed while this load ran: ask again in the new one.
+      if (asked !== lang) return this.load();
       if (answer.status === 304 && menu) return { menu: copy(menu), changed: false };
       if (answer.status !== 200 || !answer.body || typeof answer.body !== 'object') {
         throw problemError(answer, deps.now());
@@ -1009,14 +1149,30 @@ export function subscribeShopEvents(options = {}) {
 
 const formatters = new Map();
 
-/** Formats an amount in minor units: formatMoney(1290, 'USD') → "$12.90". */
-export function formatMoney(minor, currency, locale) {
+function moneyFormatter(currency, locale) {
   const id = `${locale ?? ''}|${currency}`;
   let nf = formatters.get(id);
   if (!nf) {
-    nf = new Intl.NumberFormat(locale, { style: 'currency', currency });
+    try {
+      nf = new Intl.NumberFormat(locale, { style: 'currency', currency });
+    } catch (err) {
+      // A tag Intl cannot use (e.g. a shop's made-up language): the
+      // browser's own locale, still in the shop's currency.
+      if (!(err instanceof RangeError) || locale == null) throw err;
+      nf = new Intl.NumberFormat(undefined, { style: 'currency', currency });
+    }
     formatters.set(id, nf);
   }
+  return nf;
+}
+
+/**
+ * Formats an amount in minor units: formatMoney(1290, 'USD') → "$12.90",
+ * formatMoney(2100, 'JPY', 'ja') → "￥2,100". The currency decides the
+ * number of decimals (JPY none, USD two, KWD three), the locale the look.
+ */
+export function formatMoney(minor, currency, locale) {
+  const nf = moneyFormatter(currency, locale);
   const digits = nf.resolvedOptions().maximumFractionDigits;
   return nf.format(Number(minor) / 10 ** digits);
 }

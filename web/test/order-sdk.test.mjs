@@ -10,6 +10,8 @@ import {
   subscribeSessionEvents,
   getOrCreateClientId,
   canonicalCart,
+  canonicalOrderCart,
+  lineNoteProblem,
   formatMoney,
   parseRetryAfter,
   OrdergateError,
@@ -1300,5 +1302,244 @@ describe('the client\'s event stream (subscribeEvents)', () => {
     await settle();
     assert.equal(FakeEventSource.instances.length, 2);
     assert.deepEqual(log.ends, []);
+  });
+});
+
+// ── option groups and line notes ────────────────────────────────────────
+
+describe('options and line notes', () => {
+  const STEAK = '0b6f1f3c-52f5-4f0e-9d3e-3b8e1c2a7a10';
+  const RARE = '7a3c2e61-1d0b-4c5e-8f3a-111111111111';
+  const MEDIUM = '7a3c2e61-1d0b-4c5e-8f3a-222222222222';
+  const FRIES = '7a3c2e61-1d0b-4c5e-8f3a-333333333333';
+  const SALAD = '7a3c2e61-1d0b-4c5e-8f3a-444444444444';
+  const DONENESS = '9e0c4a52-0000-4000-8000-000000000001';
+  const SIDES = '9e0c4a52-0000-4000-8000-000000000002';
+  const steak = (optionIds, extra = {}) => ({ menuItemId: STEAK, quantity: 1, optionIds, ...extra });
+
+  function steakOrder({ options, note, quantity = 1, orderNote = '' } = {}) {
+    const line = { menuItemId: STEAK, name: 'Steak', unitPrice: 2100, quantity, toppings: [], lineTotal: 2100 * quantity };
+    if (options) line.options = options;
+    if (note) line.note = note;
+    return order({ items: [line], note: orderNote, total: line.lineTotal });
+  }
+
+  test('the body carries optionIds and the trimmed line note; lines without them are sent as before', async () => {
+    const h = harness({ script: [json(201, order())] });
+    await h.client.submit({
+      items: [
+        steak([MEDIUM, FRIES], { note: '  no salt  ' }),
+        { menuItemId: PIE, quantity: 2, toppingIds: [], optionIds: [], note: '   ' },
+        { menuItemId: BURGER, quantity: 1, toppingIds: [CHEESE] },
+      ],
+      note: 'window table',
+    });
+    assert.deepEqual(h.calls[0].body, {
+      items: [
+        { menuItemId: STEAK, quantity: 1, toppingIds: [], optionIds: [MEDIUM, FRIES], note: 'no salt' },
+        { menuItemId: PIE, quantity: 2, toppingIds: [] },
+        { menuItemId: BURGER, quantity: 1, toppingIds: [CHEESE] },
+      ],
+      note: 'window table',
+      allowRepeat: false,
+    });
+  });
+
+  test('canonicalCart sorts and deduplicates options, trims line notes, and keeps different choices apart', () => {
+    const cart = canonicalCart({
+      items: [
+        steak([MEDIUM, FRIES]),
+        steak([FRIES, MEDIUM, FRIES]),
+        steak([RARE]),
+        steak([MEDIUM, FRIES], { note: ' no salt ' }),
+        steak([MEDIUM, FRIES], { note: 'no salt' }),
+        steak([RARE], { note: '   ' }),
+        { menuItemId: PIE, quantity: 1 },
+      ],
+    });
+    const pie = { menuItemId: PIE, quantity: 1, toppingIds: [] };
+    const byLine = (l) => JSON.stringify([l.optionIds ?? [], l.note ?? '']);
+    const steaks = cart.items.filter((l) => l.menuItemId === STEAK);
+    assert.deepEqual(cart.items.find((l) => l.menuItemId === PIE), pie, 'no optionIds or note on a plain line');
+    assert.equal(steaks.length, 3, 'rare, medium + fries, medium + fries with a note');
+    assert.deepEqual(
+      Object.fromEntries(steaks.map((l) => [byLine(l), l.quantity])),
+      {
+        [JSON.stringify([[RARE], ''])]: 2,
+        [JSON.stringify([[FRIES, MEDIUM].sort(), ''])]: 2,
+        [JSON.stringify([[FRIES, MEDIUM].sort(), 'no salt'])]: 2,
+      },
+    );
+    for (const l of steaks) {
+      assert.deepEqual(l.optionIds, [...l.optionIds].sort());
+      assert.equal('note' in l, l.note !== undefined && l.note !== '');
+    }
+  });
+
+  test('canonicalCart does not depend on the order of lines or options', () => {
+    const a = canonicalCart({ items: [steak([RARE]), steak([FRIES, MEDIUM], { note: 'x' }), { menuItemId: PIE, quantity: 1 }] });
+    const b = canonicalCart({ items: [{ menuItemId: PIE, quantity: 1 }, steak([MEDIUM, FRIES], { note: 'x ' }), steak([RARE])] });
+    assert.deepEqual(a, b);
+  });
+
+  test('a cart without options reads as it always did (stored keys stay valid)', () => {
+    assert.deepEqual(canonicalCart(CART), {
+      items: [{ menuItemId: BURGER, quantity: 2, toppingIds: [BACON, CHEESE].sort() }],
+      note: 'no onions',
+      allowRepeat: false,
+    });
+  });
+
+  test('the key: the same for the same choices in any order, another for another doneness or note', () => {
+    const h = harness();
+    const k1 = h.client.keyFor({ items: [steak([MEDIUM, FRIES])] });
+    assert.equal(h.client.keyFor({ items: [steak([FRIES, MEDIUM])] }), k1);
+    const k2 = h.client.keyFor({ items: [steak([RARE, FRIES])] });
+    assert.notEqual(k2, k1, 'another doneness is another request');
+    const k3 = h.client.keyFor({ items: [steak([RARE, FRIES], { note: 'no salt' })] });
+    assert.notEqual(k3, k2, 'a line note makes another request');
+    assert.equal(h.client.keyFor({ items: [steak([RARE, FRIES], { note: ' no salt ' })] }), k3, 'trimmed');
+  });
+
+  test('canonicalOrderCart reads options and line notes from a placed order', () => {
+    const placed = steakOrder({
+      quantity: 2,
+      note: 'no salt',
+      options: [
+        { optionId: MEDIUM, groupId: DONENESS, name: 'Medium', price: 100 },
+        { optionId: FRIES, groupId: SIDES, name: 'Fries', price: 0 },
+      ],
+    });
+    assert.deepEqual(
+      canonicalOrderCart(placed),
+      canonicalCart({ items: [{ ...steak([FRIES, MEDIUM], { note: 'no salt' }), quantity: 2 }] }),
+    );
+    // A placed line with no options and no note has neither.
+    assert.deepEqual(canonicalOrderCart(steakOrder()).items, [{ menuItemId: STEAK, quantity: 1, toppingIds: [] }]);
+  });
+
+  test('reconciliation matches the order with the same options and note, not another doneness', async () => {
+    const options = (id) => [{ optionId: id, groupId: DONENESS, name: 'x', price: 0 }];
+    const h = harness({ maxAttempts: 2, script: [networkError(), networkError()] });
+    h.script.push(() => {
+      const me = h.client.clientId;
+      return json(200, {
+        orders: [
+          { ...steakOrder({ options: options(RARE), note: 'no salt' }), orderId: 'rare', clientId: me },
+          { ...steakOrder({ options: options(MEDIUM) }), orderId: 'no-note', clientId: me },
+          { ...steakOrder({ options: options(MEDIUM), note: 'no salt' }), orderId: 'mine', clientId: me },
+        ],
+      })();
+    });
+    const result = await h.client.submit({ items: [steak([MEDIUM], { note: 'no salt' })] });
+    assert.equal(result.outcome, 'reconciled');
+    assert.equal(result.order.orderId, 'mine');
+  });
+
+  test('lines the server would refuse are refused without a request', async () => {
+    const h = harness();
+    const many = Array.from({ length: 51 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    for (const [line, reason] of [
+      [steak(many), 'options'],
+      [steak([RARE, RARE]), 'options'],
+      [steak('not a list'), 'options'],
+      [steak([RARE], { note: 'x'.repeat(141) }), 'line-note'],
+      [steak([RARE], { note: 'rare\nplease' }), 'line-note'],
+      [steak([RARE], { note: 'no\u200bsalt' }), 'line-note'],
+    ]) {
+      await assert.rejects(h.client.submit({ items: [{ menuItemId: PIE, quantity: 1 }, line] }), (err) => {
+        assert.equal(err.code, 'INVALID_CART');
+        assert.equal(err.reason, reason);
+        assert.equal(err.line, 1);
+        return true;
+      });
+    }
+    assert.equal(h.calls.length, 0);
+    // 50 options and 140 characters (emoji count as one each) are fine.
+    const ok = harness({ script: [json(201, order())] });
+    await ok.client.submit({ items: [steak(many.slice(0, 50), { note: `${'🔥'.repeat(70)}${'x'.repeat(70)}` })] });
+    assert.equal(ok.calls[0].body.items[0].optionIds.length, 50);
+  });
+
+  test('lineNoteProblem says why a note cannot be sent', () => {
+    assert.equal(lineNoteProblem('no salt'), null);
+    assert.equal(lineNoteProblem(''), null);
+    assert.equal(lineNoteProblem(`  ${'a'.repeat(140)}  `), null, 'trimmed before counting');
+    assert.equal(lineNoteProblem('a'.repeat(141)), 'too-long');
+    assert.equal(lineNoteProblem('one\ntwo'), 'line-break');
+    assert.equal(lineNoteProblem('one\u2028two'), 'line-break');
+    assert.equal(lineNoteProblem('bidi \u202e override'), 'invisible');
+    assert.equal(lineNoteProblem('family 👨\u200d👩\u200d👧'), 'invisible', 'joined emoji are refused by the server too');
+    assert.equal(lineNoteProblem('mild 🌶️'), null, 'a variation selector is fine');
+  });
+
+  test('422 INVALID_OPTIONS is final, with its errors', async () => {
+    const errors = [{ field: 'items[0].optionIds', groupId: DONENESS, message: 'choose one Doneness' }];
+    const h = harness({ script: [problem(422, 'INVALID_OPTIONS', { detail: 'choose one Doneness', errors })] });
+    await assert.rejects(h.client.submit({ items: [steak([])] }), (err) => {
+      assert.equal(err.code, 'INVALID_OPTIONS');
+      assert.equal(err.status, 422);
+      assert.equal(err.message, 'choose one Doneness');
+      assert.deepEqual(err.errors, errors);
+      return true;
+    });
+    assert.equal(h.calls.length, 1, 'not retried');
+    assert.deepEqual(h.sleeps, []);
+    assert.equal(h.client.pending, false);
+  });
+});
+
+describe('menu languages and money', () => {
+  const menuAnswer = (body, etag) => () => new Response(JSON.stringify(body), {
+    status: 200, headers: { 'content-type': 'application/json', etag },
+  });
+
+  test('the menu is asked for with ?lang=, and a new language starts without the old ETag', async () => {
+    const calls = [];
+    const answers = [
+      menuAnswer({ shopId: SHOP, language: 'ja', items: [] }, '"ja1"'),
+      () => new Response(null, { status: 304, headers: { etag: '"ja1"' } }),
+      menuAnswer({ shopId: SHOP, language: 'en', items: [] }, '"en1"'),
+    ];
+    const loader = createMenuLoader({
+      shopId: SHOP,
+      lang: 'ja',
+      fetch: async (url, init) => { calls.push({ url, headers: init.headers }); return answers.shift()(); },
+    });
+    assert.equal(loader.language, 'ja');
+    assert.equal((await loader.load()).menu.language, 'ja');
+    assert.equal((await loader.load()).changed, false);
+    loader.setLanguage('en');
+    const en = await loader.load();
+    assert.equal(en.changed, true);
+    assert.equal(en.menu.language, 'en');
+    assert.deepEqual(calls.map((c) => c.url), [
+      `/api/v1/shops/${SHOP}/menu?lang=ja`,
+      `/api/v1/shops/${SHOP}/menu?lang=ja`,
+      `/api/v1/shops/${SHOP}/menu?lang=en`,
+    ]);
+    assert.equal(calls[1].headers['If-None-Match'], '"ja1"');
+    assert.equal(calls[2].headers['If-None-Match'], undefined, 'the Japanese ETag is not sent for English');
+  });
+
+  test('a language change during a load asks again in the new language', async () => {
+    const urls = [];
+    let loader;
+    const answers = [
+      () => { loader.setLanguage('en'); return menuAnswer({ language: 'ja', items: [] }, '"ja"')(); },
+      menuAnswer({ language: 'en', items: [] }, '"en"'),
+    ];
+    loader = createMenuLoader({ shopId: SHOP, lang: 'ja', fetch: async (url) => { urls.push(url); return answers.shift()(); } });
+    const { menu } = await loader.load();
+    assert.equal(menu.language, 'en');
+    assert.equal(urls.length, 2);
+    assert.match(urls[1], /\?lang=en$/);
+  });
+
+  test('formatMoney in the page\'s language: yen without decimals, an unusable tag falls back', () => {
+    assert.equal(formatMoney(2100, 'JPY', 'ja'), '￥2,100');
+    assert.equal(formatMoney(2100, 'JPY', 'en'), '¥2,100');
+    assert.equal(formatMoney(1290, 'USD', 'ja'), '$12.90');
+    assert.match(formatMoney(2100, 'JPY', 'not a tag!'), /2,100/);
   });
 });
