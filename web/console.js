@@ -134,18 +134,33 @@ export function serverNow() {
  * ApiProblem. `key` sets the Idempotency-Key; `retries` sends the same
  * request again (same key) after network errors, 5xx and in-progress answers.
  */
-export async function api(path, { method = 'GET', body, key, retries = 0, auth = true } = {}) {
-  const headers = { Accept: 'application/json' };
+export async function api(path, options = {}) {
+  return (await apiResponse(path, options)).data;
+}
+
+/**
+ * Like `api`, but resolves to {data, status, etag, headers}. Besides `api`'s
+ * options: `headers` adds request headers (e.g. If-Match), and `rawBody`
+ * (an ArrayBuffer, Blob or typed array) is sent as it is with `contentType`
+ * in place of a JSON `body`.
+ */
+export async function apiResponse(
+  path,
+  { method = 'GET', body, rawBody, contentType, headers: extra = {}, key, retries = 0, auth = true } = {},
+) {
+  const headers = { Accept: 'application/json', ...extra };
   if (auth) headers.Authorization = `Bearer ${currentToken()}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (rawBody !== undefined) headers['Content-Type'] = contentType || 'application/octet-stream';
+  else if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (key) headers['Idempotency-Key'] = key;
+  const payload = rawBody !== undefined ? rawBody : body === undefined ? undefined : JSON.stringify(body);
   for (let attempt = 0; ; attempt += 1) {
     let problem;
     try {
       const res = await fetch(path, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: payload,
         cache: 'no-store',
       });
       noteServerDate(res);
@@ -158,7 +173,7 @@ export async function api(path, { method = 'GET', body, key, retries = 0, auth =
           data = null;
         }
       }
-      if (res.ok) return data;
+      if (res.ok) return { data, status: res.status, etag: res.headers.get('ETag'), headers: res.headers };
       problem = new ApiProblem(res.status, data);
       if (res.status === 401 && auth) {
         onUnauthorized(problem);

@@ -6,6 +6,8 @@
 // shop's event stream keeps it current: stock.changed re-reads the inventory,
 // session.opened/closed the tables, order events the audit. A table locked
 // by wrong PINs makes no event, so the tables are also re-read every 15 s.
+// The menu editor (menu-editor.js) is a view of its own at #menu: it hides
+// the three service sections while shown; any other hash shows them again.
 //
 // Test hooks (plus the shared ones listed in console.js: #token-form,
 // #token-input, #token-error, #app, #sign-out, #shop-name, #connection
@@ -48,6 +50,11 @@
 //     [data-role=row-message]           the row's last result (data-kind = ok|error)
 //   Audit
 //   #audit-refresh; #audit-list tr[data-request-id] with data-code
+//   Menu editor (its own hooks are listed at the top of menu-editor.js)
+//   #menu-link             the nav link to the editor's view (#menu); aria-current
+//                          on the link of the view shown
+//   #menu                  the editor's section (hidden unless the hash is #menu;
+//                          #tables, #inventory and #audit are hidden while it shows)
 
 import qrcode from './vendor/qrcode.mjs';
 import {
@@ -68,6 +75,7 @@ import {
   showProblem,
   withStaffToken,
 } from './console.js';
+import { createMenuEditor } from './menu-editor.js';
 
 const shopId = shopIdFromPath();
 const shopPath = `/api/v1/shops/${encodeURIComponent(shopId)}`;
@@ -102,6 +110,9 @@ const stream = new LiveStream({
 
 $('kitchen-link').href = `/kitchen/${encodeURIComponent(shopId)}`;
 
+// A saved menu may add or retire items: the inventory follows.
+const menuEditor = createMenuEditor({ shopId, onSaved: () => refreshInventorySoon() });
+
 withStaffToken({
   probe: `${shopPath}/inventory`,
   start: async () => {
@@ -112,9 +123,36 @@ withStaffToken({
       showProblem(err);
     }
     stream.start();
+    menuEditor.start();
   },
   stop: () => stream.stop(),
 });
+
+// ---------------------------------------------------------------- views
+
+const SERVICE_SECTIONS = ['tables', 'inventory', 'audit'];
+
+/** #menu shows the menu editor alone; any other hash the service sections. */
+function showView(moved = false) {
+  const menu = location.hash === '#menu';
+  for (const id of SERVICE_SECTIONS) $(id).hidden = menu;
+  $('menu').hidden = !menu;
+  for (const a of document.querySelectorAll('.topbar-nav a[href^="#"]')) {
+    const current = menu ? a.getAttribute('href') === '#menu' : a.getAttribute('href') === location.hash;
+    if (current) a.setAttribute('aria-current', menu ? 'page' : 'location');
+    else a.removeAttribute('aria-current');
+  }
+  menuEditor.setVisible(menu);
+  if (!moved) return;
+  // The target was hidden when the link was followed: go to it now.
+  const target = menu ? $('menu') : SERVICE_SECTIONS.includes(location.hash.slice(1)) && $(location.hash.slice(1));
+  if (target) {
+    target.scrollIntoView({ block: 'start' });
+    target.focus({ preventScroll: true });
+  }
+}
+window.addEventListener('hashchange', () => showView(true));
+showView();
 
 setInterval(tick, 30_000);
 setInterval(() => {
