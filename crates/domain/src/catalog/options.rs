@@ -166,7 +166,9 @@ pub(super) fn check_groups(
             }
             errors.range(at("minChoices"), group.min_choices, 0, count);
             let max_choices = group.max_choices.unwrap_or(count);
-            if count > 0 {
+            // With no options, or a minimum they cannot meet, the maximum
+            // has nothing to be checked against.
+            if count > 0 && (0..=count).contains(&group.min_choices) {
                 errors.range(
                     at("maxChoices"),
                     max_choices,
@@ -384,7 +386,6 @@ mod tests {
             [
                 "items[0].optionGroups[0].name",
                 "items[0].optionGroups[0].minChoices",
-                "items[0].optionGroups[0].maxChoices",
                 "items[0].optionGroups[0].options[0].price",
                 "items[0].optionGroups[1].maxChoices",
                 "items[0].optionGroups[1].options[0].optionId",

@@ -107,7 +107,6 @@ async fn the_catalog_and_the_menu_carry_option_groups_with_stock() {
         refused.invalid_fields(),
         [
             "items[0].optionGroups[0].minChoices",
-            "items[0].optionGroups[0].maxChoices",
             "items[1].optionGroups[0].options[0].optionId"
         ]
     );
