@@ -1,17 +1,18 @@
 //! `ordergate demo`: the server on a fresh SQLite file with a seeded diner,
 //! so a newcomer can try every endpoint from a terminal in a minute.
 
+mod menu;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use ordergate_domain::catalog::{Catalog, CatalogInput, MenuItemInput, ToppingInput};
+use ordergate_domain::catalog::{Catalog, CatalogInput};
 use ordergate_domain::inventory::InventoryUpdate;
-use ordergate_domain::language::Text;
 use ordergate_domain::session::{Session, SessionStatus, generate_pin};
-use ordergate_domain::shop::NewShop;
+use ordergate_domain::shop::{NewShop, Shop};
 use ordergate_server::{Settings, open_store, serve};
 use ordergate_store::Store;
 use tokio::net::TcpListener;
@@ -98,19 +99,20 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
         name: "Route 66 Diner".into(),
         currency: "USD".into(),
         timezone: Some("America/Chicago".into()),
-        languages: None,
+        // Its menu in English, and in Japanese for the tourists.
+        languages: Some(vec!["en".into(), "ja".into()]),
     }
     .validate(Uuid::new_v4(), now)?;
     let shop = store.create_shop(shop).await?;
 
     let topping_ids: [Uuid; 5] = std::array::from_fn(|_| Uuid::new_v4());
     let menu = CatalogInput {
-        toppings: toppings(topping_ids),
-        items: items(topping_ids),
+        toppings: menu::toppings(topping_ids),
+        items: menu::items(topping_ids),
     };
     let catalog = store.put_catalog(shop.shop_id, menu, None, now).await?;
     let [_, bacon, _, _, avocado] = topping_ids;
-    track_stock(store, shop.shop_id, &catalog, bacon, avocado).await?;
+    track_stock(store, &shop, &catalog, bacon, avocado).await?;
     let tables = open_tables(store, shop.shop_id).await?;
     Ok(Seeded {
         shop_id: shop.shop_id,
@@ -118,129 +120,21 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
     })
 }
 
-fn toppings([cheese, bacon, egg, jalapenos, avocado]: [Uuid; 5]) -> Vec<ToppingInput> {
-    [
-        (cheese, "Extra cheese", 150),
-        (bacon, "Bacon", 200),
-        (egg, "Fried egg", 120),
-        (jalapenos, "Jalapeños", 80),
-        (avocado, "Avocado", 180),
-    ]
-    .into_iter()
-    .map(|(id, name, price)| ToppingInput {
-        topping_id: Some(id),
-        name: name.into(),
-        price,
-    })
-    .collect()
-}
-
-fn item(
-    category: &str,
-    name: &str,
-    description: &str,
-    price: i64,
-    toppings: &[Uuid],
-    max: i64,
-) -> MenuItemInput {
-    MenuItemInput {
-        menu_item_id: None,
-        name: name.into(),
-        description: description.into(),
-        category: category.into(),
-        price,
-        topping_ids: toppings.to_vec(),
-        max_toppings: Some(max),
-        allergens: vec![],
-        tags: vec![],
-        station: None,
-        option_groups: vec![],
-        image_id: None,
-    }
-}
-
-fn items([cheese, bacon, egg, jalapenos, avocado]: [Uuid; 5]) -> Vec<MenuItemInput> {
-    vec![
-        item(
-            "Burgers",
-            "Classic Cheeseburger",
-            "Quarter pound, cheddar, pickles",
-            1290,
-            &[cheese, bacon, egg, jalapenos, avocado],
-            3,
-        ),
-        item(
-            "Burgers",
-            "Veggie Burger",
-            "Black bean patty, chipotle mayo",
-            1190,
-            &[cheese, egg, jalapenos, avocado],
-            3,
-        ),
-        item(
-            "Mains",
-            "Chicken Katsu Curry",
-            "Crispy cutlet, mild curry, rice",
-            1350,
-            &[cheese, egg],
-            2,
-        ),
-        item(
-            "Mains",
-            "Fish & Chips",
-            "Beer-battered cod, tartare sauce",
-            1400,
-            &[],
-            0,
-        ),
-        item(
-            "Mains",
-            "Club Sandwich",
-            "Turkey, lettuce, tomato, toasted",
-            1100,
-            &[bacon, avocado, egg],
-            2,
-        ),
-        item("Sides", "Fries", "Skin-on, sea salt", 450, &[cheese], 1),
-        item("Sides", "Onion Rings", "", 500, &[], 0),
-        item(
-            "Sides",
-            "Caesar Salad",
-            "Romaine, parmesan, croutons",
-            750,
-            &[bacon, egg, avocado],
-            2,
-        ),
-        item(
-            "Desserts",
-            "Apple Pie",
-            "Warm, with vanilla ice cream",
-            600,
-            &[],
-            0,
-        ),
-        item("Desserts", "Chocolate Sundae", "", 650, &[], 0),
-        item("Drinks", "Vanilla Milkshake", "", 550, &[], 0),
-        item("Drinks", "Cola", "", 300, &[], 0),
-        item("Drinks", "Coffee", "Bottomless", 350, &[], 0),
-        item("Drinks", "Craft Beer", "Local IPA, 16 oz", 700, &[], 0),
-    ]
-}
-
 /// Tracks the stock of a few items and toppings, one of them at zero: the
 /// README's tour shows stock counting down and an item sold out.
 async fn track_stock(
     store: &dyn Store,
-    shop_id: Uuid,
+    shop: &Shop,
     catalog: &Catalog,
     bacon: Uuid,
     avocado: Uuid,
 ) -> anyhow::Result<()> {
+    let shop_id = shop.shop_id;
     let id_of = |name: &str| {
         catalog
             .items
             .iter()
-            .find(|i| i.name == Text::from(name))
+            .find(|i| i.name.in_default(&shop.languages) == name)
             .map(|i| i.menu_item_id)
             .context("seeded item missing")
     };
