@@ -4,8 +4,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context;
-
 use crate::load::Figure;
 use crate::report::{Report, Row};
 use crate::server::{self, BenchServer, Shop, ShopSpec};
@@ -15,7 +13,7 @@ use crate::{Args, Part, live, menu, orders, references};
 pub struct References {
     /// Raw SQLite single-row transactions (`orders`).
     raw: Option<Figure>,
-    /// A bare axum JSON endpoint (`orders`, `menu`).
+    /// A bare axum JSON endpoint (`orders`).
     bare: Option<Figure>,
 }
 
@@ -35,7 +33,7 @@ pub async fn measure_references(
                 .await??,
         );
     }
-    if args.runs(Part::Orders) || args.runs(Part::Menu) {
+    if args.runs(Part::Orders) {
         eprintln!(
             "[orders] bare axum JSON endpoint, {} clients …",
             args.clients
@@ -71,9 +69,7 @@ pub async fn run_in_process(
     }
 
     if args.runs(Part::Menu) {
-        eprintln!("[menu] warm menu GETs, {} clients …", args.clients);
-        let bare = references.bare.as_ref().context("the bare endpoint ran")?;
-        menu::run(args, &server.base, &shop, bare, report).await?;
+        menu::run(args, &server.base, report).await?;
     }
 
     if args.runs(Part::Hot) {

@@ -78,16 +78,8 @@ pub async fn bare_endpoint(
             Json(json!({"ok": true, "lines": body["items"].as_array().map_or(0, Vec::len)}))
         }),
     );
-    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let url = format!("http://{}/echo", listener.local_addr()?);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let server = LocalApp::serve(app).await?;
+    let url = format!("{}/echo", server.base);
     let body = json!({"items": [{"menuItemId": Uuid::new_v4(), "quantity": 1, "toppingIds": []}],
                       "note": ""});
     let make: MakeRequest = Arc::new(move |client, w, _| {
@@ -106,7 +98,35 @@ pub async fn bare_endpoint(
         }
     })
     .await;
-    let _ = stop.send(());
-    server.await??;
+    server.stop().await?;
     figure
+}
+
+/// A reference app served in this process on a port of its own.
+pub struct LocalApp {
+    pub base: String,
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl LocalApp {
+    pub async fn serve(app: axum::Router) -> anyhow::Result<LocalApp> {
+        let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(LocalApp { base, stop, task })
+    }
+
+    pub async fn stop(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(());
+        self.task.await??;
+        Ok(())
+    }
 }
