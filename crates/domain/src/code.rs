@@ -40,10 +40,11 @@ pub enum ErrorCode {
     CatalogVersionConflict,
     InvalidOptions,
     InvalidImage,
+    TableNameTaken,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 36] = [
+    pub const ALL: [ErrorCode; 37] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -80,6 +81,7 @@ impl ErrorCode {
         ErrorCode::CatalogVersionConflict,
         ErrorCode::InvalidOptions,
         ErrorCode::InvalidImage,
+        ErrorCode::TableNameTaken,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -120,6 +122,7 @@ impl ErrorCode {
             ErrorCode::CatalogVersionConflict => "CATALOG_VERSION_CONFLICT",
             ErrorCode::InvalidOptions => "INVALID_OPTIONS",
             ErrorCode::InvalidImage => "INVALID_IMAGE",
+            ErrorCode::TableNameTaken => "TABLE_NAME_TAKEN",
         }
     }
 
@@ -133,6 +136,7 @@ impl ErrorCode {
             ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::TableOccupied
+            | ErrorCode::TableNameTaken
             | ErrorCode::StockNotTracked
             | ErrorCode::RequestInProgress
             | ErrorCode::DuplicatePayload
@@ -200,6 +204,7 @@ impl ErrorCode {
             ErrorCode::CatalogVersionConflict => "The catalog changed since you last read it",
             ErrorCode::InvalidOptions => "Invalid choice of options",
             ErrorCode::InvalidImage => "Not an image the menu can use",
+            ErrorCode::TableNameTaken => "The shop has a table of that name",
         }
     }
 
@@ -261,6 +266,7 @@ mod tests {
                 ("CATALOG_VERSION_CONFLICT", 412),
                 ("INVALID_OPTIONS", 422),
                 ("INVALID_IMAGE", 422),
+                ("TABLE_NAME_TAKEN", 409),
             ]
         );
     }

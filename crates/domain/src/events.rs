@@ -22,16 +22,21 @@ pub enum EventType {
     /// The menu changed otherwise than by stock (its catalog, its
     /// languages): whoever shows it reads it again.
     MenuChanged,
+    /// A table called for staff or asked for the bill.
+    ServiceRequested,
+    ServiceAcknowledged,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 6] = [
+    pub const ALL: [EventType; 8] = [
         EventType::OrderPlaced,
         EventType::OrderUpdated,
         EventType::StockChanged,
         EventType::SessionOpened,
         EventType::SessionClosed,
         EventType::MenuChanged,
+        EventType::ServiceRequested,
+        EventType::ServiceAcknowledged,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -42,6 +47,8 @@ impl EventType {
             EventType::SessionOpened => "session.opened",
             EventType::SessionClosed => "session.closed",
             EventType::MenuChanged => "menu.changed",
+            EventType::ServiceRequested => "service.requested",
+            EventType::ServiceAcknowledged => "service.acknowledged",
         }
     }
 
@@ -148,7 +155,9 @@ mod tests {
                 "stock.changed",
                 "session.opened",
                 "session.closed",
-                "menu.changed"
+                "menu.changed",
+                "service.requested",
+                "service.acknowledged"
             ]
         );
         for event_type in EventType::ALL {

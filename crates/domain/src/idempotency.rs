@@ -67,6 +67,12 @@ impl Scope {
         Scope(format!("session:{session_id}"))
     }
 
+    /// The keys of a table's service requests: the session's, apart from
+    /// its orders' (a key sent for an order and a call is two requests).
+    pub fn service_requests(session_id: Uuid) -> Scope {
+        Scope(format!("session:{session_id} service-requests"))
+    }
+
     /// A staff write's keys: the staff principal, the method and the
     /// canonical path (lowercase ids).
     pub fn staff_post(canonical_path: &str) -> Scope {
@@ -180,6 +186,10 @@ mod tests {
         assert_eq!(
             Scope::session(id).as_str(),
             "session:6f9619ff-8b86-d011-b42d-00c04fc964ff"
+        );
+        assert_eq!(
+            Scope::service_requests(id).as_str(),
+            "session:6f9619ff-8b86-d011-b42d-00c04fc964ff service-requests"
         );
         assert_eq!(
             Scope::staff_post("/api/v1/shops").as_str(),

@@ -15,8 +15,10 @@ pub mod menu;
 pub mod order;
 pub mod paging;
 pub mod rejection;
+pub mod service;
 pub mod session;
 pub mod shop;
+pub mod table;
 pub mod validation;
 
 pub use rejection::Rejection;

@@ -16,6 +16,8 @@ pub enum Rejection {
     Validation(Vec<FieldError>),
     #[error("table {table_label} already has an active session")]
     TableOccupied { table_label: String },
+    #[error("the shop has a table called {name} already")]
+    TableNameTaken { name: String },
     #[error("the shop has not published a catalog yet")]
     CatalogNotReady,
     /// Another edit replaced the catalog since the version the editor read.
@@ -79,6 +81,7 @@ impl Rejection {
             Rejection::NotFound(_) => ErrorCode::NotFound,
             Rejection::Validation(_) => ErrorCode::ValidationFailed,
             Rejection::TableOccupied { .. } => ErrorCode::TableOccupied,
+            Rejection::TableNameTaken { .. } => ErrorCode::TableNameTaken,
             Rejection::CatalogNotReady => ErrorCode::CatalogNotReady,
             Rejection::StockNotTracked { .. } => ErrorCode::StockNotTracked,
             Rejection::PinInvalid => ErrorCode::PinInvalid,

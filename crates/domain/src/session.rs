@@ -41,16 +41,49 @@ impl SessionStatus {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewSession {
+    /// The table, by name: 1–32 characters.
     #[cfg_attr(feature = "openapi", schema(example = "T4"))]
-    pub table_label: String,
+    // Staff keys fingerprint the parsed body: a request by label must
+    // digest as it did before tables could be named by id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_label: Option<String>,
+    /// Or a table created with `POST /shops/{shopId}/tables`: its name is
+    /// the session's label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_id: Option<Uuid>,
+}
+
+/// Which table a new session is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeatAt {
+    Label(String),
+    Table(Uuid),
 }
 
 impl NewSession {
-    /// The trimmed table label.
-    pub fn validate(self) -> Result<String, Rejection> {
+    /// The table: a trimmed label, or a table's id; exactly one of them.
+    pub fn validate(self) -> Result<SeatAt, Rejection> {
         let mut errors = FieldErrors::default();
-        errors.text("tableLabel", &self.table_label, 1, 32);
-        errors.finish(self.table_label.trim().to_owned())
+        let seat = match (self.table_label, self.table_id) {
+            (Some(label), None) => {
+                errors.text("tableLabel", &label, 1, 32);
+                SeatAt::Label(label.trim().to_owned())
+            }
+            (None, Some(table_id)) => SeatAt::Table(table_id),
+            (label, _) => {
+                let field = if label.is_some() {
+                    "tableId"
+                } else {
+                    "tableLabel"
+                };
+                errors.push(
+                    field,
+                    "give the table as tableLabel or as tableId, one of them",
+                );
+                SeatAt::Label(String::new())
+            }
+        };
+        errors.finish(seat)
     }
 }
 
@@ -326,6 +359,49 @@ mod tests {
         lockout: Duration::seconds(60),
         closed_grace: Duration::minutes(30),
     };
+
+    fn seat(body: serde_json::Value) -> Result<SeatAt, Vec<String>> {
+        let new: NewSession = serde_json::from_value(body).unwrap();
+        new.validate().map_err(|rejection| match rejection {
+            Rejection::Validation(errors) => errors.into_iter().map(|e| e.field).collect(),
+            other => panic!("{other:?}"),
+        })
+    }
+
+    #[test]
+    fn a_session_is_seated_by_label_or_by_table_never_both() {
+        let table = Uuid::new_v4();
+        assert_eq!(
+            seat(serde_json::json!({"tableLabel": " T4 "})),
+            Ok(SeatAt::Label("T4".into()))
+        );
+        assert_eq!(
+            seat(serde_json::json!({"tableId": table})),
+            Ok(SeatAt::Table(table))
+        );
+        assert_eq!(
+            seat(serde_json::json!({"tableLabel": "T4", "tableId": table})),
+            Err(vec!["tableId".to_owned()])
+        );
+        assert_eq!(
+            seat(serde_json::json!({})),
+            Err(vec!["tableLabel".to_owned()])
+        );
+        assert_eq!(
+            seat(serde_json::json!({"tableLabel": " "})),
+            Err(vec!["tableLabel".to_owned()])
+        );
+    }
+
+    #[test]
+    fn a_session_by_label_fingerprints_as_it_did_before_tables() {
+        let new: NewSession =
+            serde_json::from_value(serde_json::json!({"tableLabel": "T4"})).unwrap();
+        assert_eq!(
+            serde_json::to_string(&new).unwrap(),
+            r#"{"tableLabel":"T4"}"#
+        );
+    }
 
     #[test]
     fn pins_are_six_digits() {

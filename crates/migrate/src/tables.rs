@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 7;
+pub const SQLITE_SCHEMA_VERSION: i64 = 9;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]
@@ -37,8 +37,9 @@ const fn table(name: &'static str) -> Table {
 
 /// Every table of the SQLite schema, parents before children. The
 /// PostgreSQL-only `event_counters` is derived from `events` afterwards.
-pub(crate) const TABLES: [Table; 14] = [
+pub(crate) const TABLES: [Table; 16] = [
     table("shops"),
+    table("tables"),
     Table {
         max_batch_rows: Some(16),
         ..table("images")
@@ -53,6 +54,7 @@ pub(crate) const TABLES: [Table; 14] = [
         ..table("table_sessions")
     },
     table("orders"),
+    table("service_requests"),
     table("ticket_counters"),
     table("events"),
     Table {
@@ -68,8 +70,9 @@ pub(crate) const TABLES: [Table; 14] = [
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 15] = [
+pub(crate) const PG_TABLES: [&str; 17] = [
     "shops",
+    "tables",
     "images",
     "menu_items",
     "toppings",
@@ -78,6 +81,7 @@ pub(crate) const PG_TABLES: [&str; 15] = [
     "inventory_log",
     "table_sessions",
     "orders",
+    "service_requests",
     "ticket_counters",
     "event_counters",
     "events",

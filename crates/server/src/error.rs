@@ -113,6 +113,7 @@ impl From<Rejection> for ApiError {
         match rejection {
             Rejection::Validation(errors) => ApiError::validation(errors),
             Rejection::TableOccupied { table_label } => error.with("tableLabel", table_label),
+            Rejection::TableNameTaken { name } => error.with("name", name),
             Rejection::CatalogNotReady => error.retry_after(30),
             Rejection::StockNotTracked { item_id } => error.with("itemId", item_id),
             Rejection::PinLocked { until } => error.with("scope", "table").retry_at(until),
@@ -154,6 +155,9 @@ fn detail(rejection: &Rejection) -> String {
         Rejection::Validation(_) => "the request has invalid fields".into(),
         Rejection::TableOccupied { table_label } => {
             format!("table {table_label} already has an active session; check it out first")
+        }
+        Rejection::TableNameTaken { name } => {
+            format!("this shop has a table called {name} already; give the new one another name")
         }
         Rejection::CatalogNotReady => "this shop has not published its catalog yet".into(),
         Rejection::StockNotTracked { .. } => {

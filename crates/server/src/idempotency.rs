@@ -36,6 +36,7 @@ pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StaffOperation {
     CreateShop,
+    CreateTable { shop_id: Uuid },
     OpenSession { shop_id: Uuid },
     Restock { shop_id: Uuid, item_id: Uuid },
     StaffOrder { session_id: Uuid },
@@ -50,6 +51,7 @@ impl StaffOperation {
     fn scope(self) -> Scope {
         let path = match self {
             StaffOperation::CreateShop => "/api/v1/shops".to_owned(),
+            StaffOperation::CreateTable { shop_id } => format!("/api/v1/shops/{shop_id}/tables"),
             StaffOperation::OpenSession { shop_id } => format!("/api/v1/shops/{shop_id}/sessions"),
             StaffOperation::Restock { shop_id, item_id } => {
                 format!("/api/v1/shops/{shop_id}/inventory/{item_id}/restock")

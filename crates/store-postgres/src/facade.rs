@@ -9,11 +9,13 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::table::TableState;
 use ordergate_store::{
     Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition,
-    Replay, StaffWrite, Store, StoreResult,
+    Replay, ServiceCall, StaffWrite, Store, StoreResult,
 };
 use uuid::Uuid;
 
@@ -37,6 +39,17 @@ impl Store for PgStore {
 
     async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
         self.detached(move |pg| async move { pg.get_shop(shop_id).await })
+            .await
+    }
+
+    async fn tables(&self, shop_id: Uuid) -> StoreResult<Vec<TableState>> {
+        self.detached(move |pg| async move { pg.tables(shop_id).await })
+            .await
+    }
+
+    async fn table_by_code(&self, code: &str) -> StoreResult<Option<TableState>> {
+        let code = code.to_owned();
+        self.detached(move |pg| async move { pg.table_by_code(&code).await })
             .await
     }
 
@@ -192,6 +205,31 @@ impl Store for PgStore {
     ) -> StoreResult<Answer> {
         let wait = self.in_flight_wait;
         self.detached(move |pg| async move { pg.staff_write(write, claim, now, wait).await })
+            .await
+    }
+
+    async fn request_service(&self, call: ServiceCall) -> StoreResult<Answer> {
+        let wait = self.in_flight_wait;
+        self.detached(move |pg| async move { pg.request_service(call, wait).await })
+            .await
+    }
+
+    async fn acknowledge_service(
+        &self,
+        request_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<ServiceRequest> {
+        self.detached(move |pg| async move { pg.acknowledge_service(request_id, now).await })
+            .await
+    }
+
+    async fn service_requests(
+        &self,
+        shop_id: Uuid,
+        status: Option<ServiceStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<ServiceRequest>> {
+        self.detached(move |pg| async move { pg.service_requests(shop_id, status, limit).await })
             .await
     }
 

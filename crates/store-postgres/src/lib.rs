@@ -32,9 +32,11 @@ mod operations;
 mod orders;
 mod photos;
 mod place;
+mod service;
 mod sessions;
 mod shops;
 mod staff;
+mod tables;
 mod tx;
 
 use std::future::Future;

@@ -8,20 +8,22 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
     Answer, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition, Replay,
-    StaffWrite, StoreResult,
+    ServiceCall, StaffWrite, StoreResult,
 };
 use sqlx::Executor;
 use uuid::Uuid;
 
 use crate::error::{PgError, classify, is_lock_timeout};
 use crate::{
-    Pg, audit, catalog, done, events, idempotency, inventory, orders, photos, place, sessions,
-    shops, staff,
+    Pg, audit, catalog, done, events, idempotency, inventory, orders, photos, place, service,
+    sessions, shops, staff, tables,
 };
 
 /// The operations themselves, each run by [`crate::PgStore::detached`].
@@ -46,6 +48,16 @@ impl Pg {
     pub(crate) async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
         Ok(shops::find(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn tables(&self, shop_id: Uuid) -> StoreResult<Vec<TableState>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(tables::list(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn table_by_code(&self, code: &str) -> StoreResult<Option<TableState>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(tables::by_code(&mut conn, code).await?)
     }
 
     pub(crate) async fn add_photo(&self, photo: Photo) -> StoreResult<()> {
@@ -234,6 +246,41 @@ impl Pg {
         }
         let result = staff::write(&mut tx, claim.as_ref(), write, now).await;
         self.finish(tx, result).await
+    }
+
+    pub(crate) async fn request_service(
+        &self,
+        call: ServiceCall,
+        in_flight_wait: Duration,
+    ) -> StoreResult<Answer> {
+        let mut tx = self.begin().await?;
+        if let Some(claim) = &call.claim
+            && let Err(e) = staff::take_key(&mut tx, claim, in_flight_wait).await
+        {
+            return self.finish(tx, Err(e)).await;
+        }
+        let result = service::request(&mut tx, call).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn acknowledge_service(
+        &self,
+        request_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<ServiceRequest> {
+        let mut tx = self.begin().await?;
+        let result = service::acknowledge(&mut tx, request_id, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn service_requests(
+        &self,
+        shop_id: Uuid,
+        status: Option<ServiceStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<ServiceRequest>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(service::list(&mut conn, shop_id, status, limit).await?)
     }
 
     pub(crate) async fn place_order(

@@ -274,6 +274,7 @@ pub(crate) async fn checkout(
                 .bind(session_id)
                 .execute(tx.conn())
                 .await?;
+            crate::service::answer_open(tx, session_id, now).await?;
             let closed = SessionChanged::from(&Session {
                 status: SessionStatus::Closed,
                 closed_at: Some(now),

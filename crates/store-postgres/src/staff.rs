@@ -11,7 +11,7 @@ use ordergate_store::{Answer, Claim, StaffWrite};
 use crate::error::{PgError, is_lock_timeout};
 use crate::idempotency;
 use crate::tx::{LOCK_TIMEOUT, Tx};
-use crate::{inventory, orders, sessions, shops};
+use crate::{inventory, orders, sessions, shops, tables};
 
 /// Takes the claim's key, waiting at most `wait` for a request (on any node)
 /// that holds it: past that, `RequestInProgress`.
@@ -45,6 +45,10 @@ pub(crate) async fn write(
         StaffWrite::CreateShop(shop, render) => {
             shops::insert(tx.conn(), &shop).await?;
             (shop.shop_id, render(&shop))
+        }
+        StaffWrite::CreateTable(table, render) => {
+            tables::insert(tx.conn(), &table).await?;
+            (table.shop_id, render(&table))
         }
         StaffWrite::OpenSession(session, render) => {
             sessions::open(tx, &session).await?;

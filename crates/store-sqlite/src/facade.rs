@@ -11,18 +11,20 @@ use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::admission::KeyLookup;
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
     Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition,
-    Replay, StaffWrite, Store, StoreResult,
+    Replay, ServiceCall, StaffWrite, Store, StoreResult,
 };
 use uuid::Uuid;
 
 use crate::{
     SqliteStore, audit, catalog, events, idempotency, inventory, orders, photos, placement,
-    sessions, shops, status, write_audit_backlog,
+    service, sessions, shops, status, tables, write_audit_backlog,
 };
 
 #[async_trait]
@@ -147,6 +149,15 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn tables(&self, shop_id: Uuid) -> StoreResult<Vec<TableState>> {
+        self.read(move |tx| tables::list(tx, shop_id)).await
+    }
+
+    async fn table_by_code(&self, code: &str) -> StoreResult<Option<TableState>> {
+        let code = code.to_owned();
+        self.read(move |tx| tables::by_code(tx, &code)).await
+    }
+
     async fn open_session(&self, session: Session) -> StoreResult<Session> {
         self.write(move |tx| {
             sessions::open(tx, &session)?;
@@ -225,6 +236,10 @@ impl Store for SqliteStore {
                     shops::insert(conn, &shop)?;
                     (shop.shop_id, render(&shop))
                 }
+                StaffWrite::CreateTable(table, render) => {
+                    tables::insert(conn, &table)?;
+                    (table.shop_id, render(&table))
+                }
                 StaffWrite::OpenSession(session, render) => {
                     sessions::open(conn, &session)?;
                     (session.shop_id, render(&session))
@@ -264,6 +279,29 @@ impl Store for SqliteStore {
             Ok(Answer::Fresh(response))
         })
         .await
+    }
+
+    async fn request_service(&self, call: ServiceCall) -> StoreResult<Answer> {
+        self.write(move |conn| service::request(conn, call)).await
+    }
+
+    async fn acknowledge_service(
+        &self,
+        request_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<ServiceRequest> {
+        self.write(move |conn| service::acknowledge(conn, request_id, now))
+            .await
+    }
+
+    async fn service_requests(
+        &self,
+        shop_id: Uuid,
+        status: Option<ServiceStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<ServiceRequest>> {
+        self.read(move |tx| service::list(tx, shop_id, status, limit))
+            .await
     }
 
     async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {

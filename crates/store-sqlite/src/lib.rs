@@ -20,9 +20,11 @@ mod orders;
 mod photos;
 mod placement;
 mod replays;
+mod service;
 mod sessions;
 mod shops;
 mod status;
+mod tables;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -51,6 +53,8 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0005_option_groups.sql")).foreign_key_check(),
         M::up(include_str!("../migrations/0006_languages.sql")),
         M::up(include_str!("../migrations/0007_photos.sql")),
+        M::up(include_str!("../migrations/0008_tables.sql")),
+        M::up(include_str!("../migrations/0009_service_requests.sql")),
     ])
 }
 

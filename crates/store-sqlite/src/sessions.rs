@@ -226,6 +226,7 @@ pub(crate) fn checkout(
             .execute(params![session_id.to_string(), millis(now)])?;
             conn.prepare_cached("delete from guest_tokens where session_id = ?1")?
                 .execute([session_id.to_string()])?;
+            crate::service::answer_open(conn, session_id, now)?;
             let closed = SessionChanged::from(&Session {
                 status: SessionStatus::Closed,
                 closed_at: Some(now),

@@ -13,8 +13,10 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
 
@@ -23,8 +25,8 @@ pub mod conformance;
 mod write;
 
 pub use write::{
-    Answer, Claim, Decided, KeyRecord, Ordered, PlaceOrder, Placed, Render, Replay, StaffWrite,
-    StoredResponse,
+    Answer, Called, Claim, Decided, KeyRecord, Ordered, PlaceOrder, Placed, Render, Replay,
+    ServiceCall, StaffWrite, StoredResponse,
 };
 
 /// What a committed write changed, announced so caches and live streams
@@ -170,6 +172,12 @@ pub trait Store: Send + Sync + 'static {
     /// Newest first.
     async fn inventory_log(&self, shop_id: Uuid, limit: Limit) -> StoreResult<Vec<LogEntry>>;
 
+    /// The shop's tables, by name, each with its active session if any
+    /// (the session whose label is the table's name).
+    async fn tables(&self, shop_id: Uuid) -> StoreResult<Vec<TableState>>;
+    /// The table of a QR card's code, with its active session if any.
+    async fn table_by_code(&self, code: &str) -> StoreResult<Option<TableState>>;
+
     /// Opens a table; `TableOccupied` when it already has an active session.
     async fn open_session(&self, session: Session) -> StoreResult<Session>;
     /// Newest first, optionally only one status.
@@ -229,6 +237,27 @@ pub trait Store: Send + Sync + 'static {
     /// were judged ([`Ordered::audited`]); an unknown session is
     /// `Rejected(NotFound)`, with no shop to audit under.
     async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered>;
+
+    /// A guest's call for staff or the bill at an active session
+    /// (`SessionClosed` otherwise): the open request of its kind if there
+    /// is one, else a new one, announced as `service.requested`. Under a
+    /// claim it replays the stored answer, or refuses the key with another
+    /// fingerprint, as [`Store::staff_write`] does.
+    async fn request_service(&self, call: ServiceCall) -> StoreResult<Answer>;
+    /// Staff acknowledge a request (`NotFound` when there is none): once,
+    /// announced as `service.acknowledged`; again, it is answered as it is.
+    async fn acknowledge_service(
+        &self,
+        request_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<ServiceRequest>;
+    /// The shop's service requests, oldest first, optionally of one status.
+    async fn service_requests(
+        &self,
+        shop_id: Uuid,
+        status: Option<ServiceStatus>,
+        limit: Limit,
+    ) -> StoreResult<Vec<ServiceRequest>>;
 
     /// Moves an order along its status machine; cancelling puts back the
     /// stock its placement took, once. Appends `order.updated`.

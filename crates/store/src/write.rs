@@ -12,8 +12,10 @@ use ordergate_domain::order::admission::{
 };
 use ordergate_domain::order::placement::NewOrder;
 use ordergate_domain::order::{Order, StatusChange, ValidOrder};
+use ordergate_domain::service::{NewServiceRequest, ServiceRequest};
 use ordergate_domain::session::{Bill, PinOutcome, Session};
 use ordergate_domain::shop::Shop;
+use ordergate_domain::table::Table;
 use uuid::Uuid;
 
 /// An idempotency key as a write presents it.
@@ -42,6 +44,8 @@ pub type Render<T> = Box<dyn FnOnce(&T) -> StoredResponse + Send>;
 /// A staff write that honours an `Idempotency-Key`.
 pub enum StaffWrite {
     CreateShop(Shop, Render<Shop>),
+    /// `TableNameTaken` when the shop has a table of that name.
+    CreateTable(Table, Render<Table>),
     OpenSession(Session, Render<Session>),
     Restock {
         shop_id: Uuid,
@@ -62,6 +66,23 @@ pub enum StaffWrite {
         now: Timestamp,
         render: Render<Order>,
     },
+}
+
+/// A guest's call for staff or the bill, under the session's optional
+/// idempotency claim; its answer rendered inside the transaction.
+pub struct ServiceCall {
+    pub session_id: Uuid,
+    pub request: NewServiceRequest,
+    pub claim: Option<Claim>,
+    pub now: Timestamp,
+    pub render: Render<Called>,
+}
+
+/// What a call became: a new request, or the open one of its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Called {
+    pub request: ServiceRequest,
+    pub created: bool,
 }
 
 /// What an idempotent write answered.

@@ -132,6 +132,45 @@ pub async fn lunch(http: &Http) -> Lunch {
             .await;
         assert_eq!(refused.status, 409, "{}", refused.text);
 
+        // A table with a printed card is seated; one table asks for the
+        // bill, another calls staff, who come.
+        let create_table =
+            Request::staff(Method::POST, format!("/api/v1/shops/{}/tables", shop.id))
+                .keyed()
+                .json(json!({"name": "Window"}));
+        let reply = http.send(&create_table).await;
+        let table = reply.ok(201);
+        keyed.push((create_table, reply));
+        let seat = Request::staff(Method::POST, format!("/api/v1/shops/{}/sessions", shop.id))
+            .json(json!({"tableId": table["tableId"]}));
+        http.send(&seat).await.ok(201);
+        let code = table["tableUrl"]
+            .as_str()
+            .unwrap()
+            .rsplit_once("/q/")
+            .unwrap()
+            .1;
+        views.push(Request::new(Method::GET, format!("/api/v1/tables/{code}")));
+        for (kind, (session, pin)) in ["bill", "call"].iter().zip(&tables[2..]) {
+            let call = Request::new(
+                Method::POST,
+                format!("/api/v1/sessions/{session}/service-requests"),
+            )
+            .header("X-Session-PIN", pin)
+            .keyed()
+            .json(json!({"kind": kind}));
+            let reply = http.send(&call).await;
+            let request_id = reply.ok(201)["requestId"].as_str().unwrap().to_owned();
+            keyed.push((call, reply));
+            if *kind == "call" {
+                let ack = Request::staff(
+                    Method::POST,
+                    format!("/api/v1/service-requests/{request_id}/ack"),
+                );
+                http.send(&ack).await.ok(200);
+            }
+        }
+
         // Two tables pay and leave; their orders' keys still replay.
         for (session, _) in tables.iter().take(2) {
             let checkout =
@@ -166,6 +205,8 @@ pub async fn lunch(http: &Http) -> Lunch {
             format!("/api/v1/shops/{id}/sessions?limit=500"),
             format!("/api/v1/shops/{id}/orders?limit=500"),
             format!("/api/v1/sessions/{}/orders?limit=500", tables[0].0),
+            format!("/api/v1/shops/{id}/tables"),
+            format!("/api/v1/shops/{id}/service-requests"),
         ] {
             views.push(Request::staff(Method::GET, path));
         }

@@ -15,8 +15,10 @@ mod menu;
 mod ops;
 mod orders;
 mod pages;
+mod service;
 mod sessions;
 mod shops;
+mod tables;
 
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
@@ -26,7 +28,9 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(images::router())
         .merge(menu::router())
         .merge(inventory::router())
+        .merge(tables::router())
         .merge(sessions::router())
+        .merge(service::router())
         .merge(orders::router())
         .merge(kitchen::router())
         .merge(events::router())

@@ -1,5 +1,6 @@
 //! The pages people use, embedded in the binary: the guest page
-//! (`/t/{sessionId}`, PIN in the URL fragment), the kitchen display
+//! (`/t/{sessionId}`, PIN in the URL fragment, or a table's card
+//! `/q/{code}`, which asks for the PIN), the kitchen display
 //! (`/kitchen/{shopId}`), the staff console (`/staff/{shopId}`) and their
 //! scripts and styles under `/web/`. Nothing to build or deploy beside the
 //! server: the files in `web/` are compiled in.
@@ -36,6 +37,11 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .route(
             "/t/{session_id}",
+            get(|h: HeaderMap| async move { page("guest.html", &h) }),
+        )
+        // A table's permanent QR card: the guest page asks for the PIN.
+        .route(
+            "/q/{code}",
             get(|h: HeaderMap| async move { page("guest.html", &h) }),
         )
         .route(

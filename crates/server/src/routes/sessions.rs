@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use ordergate_domain::Rejection;
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::{
-    Bill, GUEST_TOKEN_LIFETIME, NewSession, Session, SessionStatus, generate_guest_token,
+    Bill, GUEST_TOKEN_LIFETIME, NewSession, SeatAt, Session, SessionStatus, generate_guest_token,
     generate_pin, guest_token_digest,
 };
 use ordergate_store::{GuestGrant, StaffWrite};
@@ -109,6 +109,9 @@ struct ListQuery {
          content_type = "application/problem+json"),
         (status = 409, description = "The table already has an active session (TABLE_OCCUPIED)",
          body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Neither or both of tableLabel and tableId, or a tableId \
+                                      that is no table of the shop (VALIDATION_FAILED)",
+         body = Problem, content_type = "application/problem+json"),
     ),
 )]
 #[tracing::instrument(skip_all, fields(%shop_id))]
@@ -127,10 +130,14 @@ async fn open_session(
         &new_session,
         expires_at,
     )?;
+    let table_label = match new_session.validate()? {
+        SeatAt::Label(label) => label,
+        SeatAt::Table(table_id) => table_name(&state, shop_id, table_id).await?,
+    };
     let session = Session {
         session_id: Uuid::new_v4(),
         shop_id,
-        table_label: new_session.validate()?,
+        table_label,
         pin: generate_pin(),
         status: SessionStatus::Active,
         opened_at: now,
@@ -146,6 +153,16 @@ async fn open_session(
     };
     let write = StaffWrite::OpenSession(session, Box::new(render));
     staff_write(&state, claim, write).await
+}
+
+/// The name of the shop's table `table_id`: the label of its sessions.
+async fn table_name(state: &AppState, shop_id: Uuid, table_id: Uuid) -> Result<String, ApiError> {
+    let tables = state.store().tables(shop_id).await?;
+    tables
+        .into_iter()
+        .find(|t| t.table.table_id == table_id)
+        .map(|t| t.table.name)
+        .ok_or_else(|| Rejection::field("tableId", "not a table of this shop").into())
 }
 
 /// The shop's sessions, newest first, with their PINs.

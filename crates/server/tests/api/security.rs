@@ -151,13 +151,14 @@ fn bad_authorizations() -> Vec<Option<HeaderValue>> {
 }
 
 /// The operations anyone may call.
-const PUBLIC: [(&str, &str); 6] = [
+const PUBLIC: [(&str, &str); 7] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/api/v1/shops/{shopId}"),
     ("get", "/api/v1/shops/{shopId}/menu"),
     ("get", "/images/{imageId}"),
+    ("get", "/api/v1/tables/{code}"),
 ];
 
 #[tokio::test]

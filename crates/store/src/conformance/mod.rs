@@ -48,9 +48,11 @@ mod options;
 mod orders;
 mod photos;
 mod pins;
+mod service;
 mod sessions;
 mod shops;
 mod stock;
+mod tables;
 
 use std::sync::Arc;
 
@@ -68,9 +70,11 @@ pub use options::*;
 pub use orders::*;
 pub use photos::*;
 pub use pins::*;
+pub use service::*;
 pub use sessions::*;
 pub use shops::*;
 pub use stock::*;
+pub use tables::*;
 
 use crate::Store;
 
@@ -227,6 +231,9 @@ macro_rules! conformance_tests {
                 catalog_texts_keep_every_language_and_orders_use_the_default,
                 photos_are_kept_byte_for_byte_and_found_by_id,
                 catalog_items_name_only_photos_of_their_shop,
+                tables_are_named_once_found_by_code_and_seated_by_name,
+                service_requests_are_one_open_call_of_a_kind_acknowledged_once,
+                a_keyed_service_call_replays_its_first_answer,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,
