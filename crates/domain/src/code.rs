@@ -41,10 +41,12 @@ pub enum ErrorCode {
     InvalidOptions,
     InvalidImage,
     TableNameTaken,
+    RecallExpired,
+    NothingToRecall,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 37] = [
+    pub const ALL: [ErrorCode; 39] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -82,6 +84,8 @@ impl ErrorCode {
         ErrorCode::InvalidOptions,
         ErrorCode::InvalidImage,
         ErrorCode::TableNameTaken,
+        ErrorCode::RecallExpired,
+        ErrorCode::NothingToRecall,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -123,6 +127,8 @@ impl ErrorCode {
             ErrorCode::InvalidOptions => "INVALID_OPTIONS",
             ErrorCode::InvalidImage => "INVALID_IMAGE",
             ErrorCode::TableNameTaken => "TABLE_NAME_TAKEN",
+            ErrorCode::RecallExpired => "RECALL_EXPIRED",
+            ErrorCode::NothingToRecall => "NOTHING_TO_RECALL",
         }
     }
 
@@ -143,7 +149,9 @@ impl ErrorCode {
             | ErrorCode::SessionBusy
             | ErrorCode::OutOfStock
             | ErrorCode::VersionConflict
-            | ErrorCode::InvalidTransition => 409,
+            | ErrorCode::InvalidTransition
+            | ErrorCode::RecallExpired
+            | ErrorCode::NothingToRecall => 409,
             ErrorCode::SessionClosed => 410,
             ErrorCode::CatalogVersionConflict => 412,
             ErrorCode::PayloadTooLarge => 413,
@@ -205,6 +213,8 @@ impl ErrorCode {
             ErrorCode::InvalidOptions => "Invalid choice of options",
             ErrorCode::InvalidImage => "Not an image the menu can use",
             ErrorCode::TableNameTaken => "The shop has a table of that name",
+            ErrorCode::RecallExpired => "Too late to recall that move",
+            ErrorCode::NothingToRecall => "No move of this order to recall",
         }
     }
 
@@ -267,6 +277,8 @@ mod tests {
                 ("INVALID_OPTIONS", 422),
                 ("INVALID_IMAGE", 422),
                 ("TABLE_NAME_TAKEN", 409),
+                ("RECALL_EXPIRED", 409),
+                ("NOTHING_TO_RECALL", 409),
             ]
         );
     }

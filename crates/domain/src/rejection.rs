@@ -56,6 +56,13 @@ pub enum Rejection {
         from: &'static str,
         to: &'static str,
     },
+    /// The move a recall would undo is older than the recall window.
+    #[error("the order's last move is older than {window_secs} s")]
+    RecallExpired { window_secs: i64 },
+    /// The order has no move a recall could undo: never moved, cancelled,
+    /// or recalled already.
+    #[error("an order that is {status} has no move to recall")]
+    NothingToRecall { status: &'static str },
     #[error("line {line}: {reason}")]
     InvalidTopping {
         line: usize,
@@ -101,6 +108,8 @@ impl Rejection {
             Rejection::VersionConflict { .. } => ErrorCode::VersionConflict,
             Rejection::CatalogVersionConflict { .. } => ErrorCode::CatalogVersionConflict,
             Rejection::InvalidTransition { .. } => ErrorCode::InvalidTransition,
+            Rejection::RecallExpired { .. } => ErrorCode::RecallExpired,
+            Rejection::NothingToRecall { .. } => ErrorCode::NothingToRecall,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use chrono::Duration;
 use clap::Args;
 use ordergate_domain::order::admission::OrderRules;
+use ordergate_domain::order::{Recall, RecallRequest};
 use ordergate_domain::session::PinPolicy;
 
 #[derive(Debug, Clone, Args)]
@@ -76,6 +77,11 @@ pub struct Settings {
     )]
     pub closed_session_grace_secs: u32,
 
+    /// How long after a kitchen move a recall may still undo it.
+    #[arg(long, env = "ORDERGATE_RECALL_WINDOW_SECS", default_value_t = 300,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub recall_window_secs: u32,
+
     /// Audit rows older than this are purged.
     #[arg(long, env = "ORDERGATE_AUDIT_RETENTION_DAYS", default_value_t = 90,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -117,6 +123,7 @@ impl Settings {
             pin_lockout_secs: 300,
             session_order_limit: 60,
             closed_session_grace_secs: 1800,
+            recall_window_secs: 300,
             audit_retention_days: 90,
             request_timeout_secs: 30,
             trusted_proxies: Vec::new(),
@@ -150,6 +157,14 @@ impl Settings {
             max_failures: self.pin_max_failures,
             lockout: Duration::seconds(i64::from(self.pin_lockout_secs)),
             closed_grace: Duration::seconds(i64::from(self.closed_session_grace_secs)),
+        }
+    }
+
+    /// A recall of `request`, judged against the server's window.
+    pub fn recall(&self, request: &RecallRequest) -> Recall {
+        Recall {
+            expected_version: request.expected_version,
+            window: Duration::seconds(i64::from(self.recall_window_secs)),
         }
     }
 

@@ -134,6 +134,10 @@ impl From<Rejection> for ApiError {
                 error.with("currentVersion", current)
             }
             Rejection::InvalidTransition { from, to } => error.with("from", from).with("to", to),
+            Rejection::RecallExpired { window_secs } => {
+                error.with("recallWindowSeconds", window_secs)
+            }
+            Rejection::NothingToRecall { status } => error.with("orderStatus", status),
             Rejection::InvalidTopping {
                 line, topping_id, ..
             } => error
@@ -205,6 +209,13 @@ fn detail(rejection: &Rejection) -> String {
         Rejection::InvalidTransition { from, to } => {
             format!("an order that is {from} cannot become {to}")
         }
+        Rejection::RecallExpired { window_secs } => format!(
+            "a recall undoes a move for {window_secs} seconds after it; move the order on instead"
+        ),
+        Rejection::NothingToRecall { status } => format!(
+            "this {status} order has no move to undo: it never moved, was cancelled, or was \
+             recalled already"
+        ),
         Rejection::InvalidTopping { line, reason, .. } => format!("line {line}: {reason}"),
         Rejection::InvalidOptions { errors } => match errors.as_slice() {
             [only] => only.message.clone(),

@@ -41,6 +41,7 @@ pub enum StaffOperation {
     Restock { shop_id: Uuid, item_id: Uuid },
     StaffOrder { session_id: Uuid },
     SetOrderStatus { order_id: Uuid },
+    RecallOrder { order_id: Uuid },
     Checkout { session_id: Uuid },
 }
 
@@ -62,6 +63,7 @@ impl StaffOperation {
             StaffOperation::SetOrderStatus { order_id } => {
                 format!("/api/v1/orders/{order_id}/status")
             }
+            StaffOperation::RecallOrder { order_id } => format!("/api/v1/orders/{order_id}/recall"),
             StaffOperation::Checkout { session_id } => {
                 format!("/api/v1/sessions/{session_id}/checkout")
             }

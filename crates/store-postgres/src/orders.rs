@@ -5,7 +5,9 @@ use ordergate_domain::Rejection;
 use ordergate_domain::Timestamp;
 use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation, put_back};
-use ordergate_domain::order::{Order, OrderSource, OrderStatus, StatusChange, Transition};
+use ordergate_domain::order::{
+    LastMove, Order, OrderSource, OrderStatus, Recall, StatusChange, Transition,
+};
 use ordergate_domain::paging::Limit;
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
@@ -158,16 +160,63 @@ pub(crate) async fn set_status(
         Transition::Cancel => put_back_stock(tx, &order, now).await?,
         Transition::Advance => {}
     }
-    sqlx::query(
-        "update orders set status = $2, version = version + 1, updated_at = $3
-         where order_id = $1",
+    let undoable = transition.undoable(order.status, now);
+    move_order(tx, order, change.status, undoable, now).await
+}
+
+/// Undoes an order's last advance (see [`Recall::judge`]), its row locked
+/// like a status change; the recall itself cannot be recalled.
+pub(crate) async fn recall(
+    tx: &mut Tx,
+    order_id: Uuid,
+    recall: &Recall,
+    now: Timestamp,
+) -> Result<Order, PgError> {
+    let order = sqlx::query(concat!(select!(), " where o.order_id = $1 for update of o"))
+        .bind(order_id)
+        .try_map(from_row)
+        .fetch_optional(tx.conn())
+        .await?
+        .ok_or(Rejection::NotFound("order"))?;
+    let last_move = sqlx::query(
+        "select last_move_from, last_move_at from orders
+         where order_id = $1 and last_move_from is not null",
     )
     .bind(order_id)
-    .bind(change.status.as_str())
+    .try_map(|row: PgRow| {
+        Ok(LastMove {
+            from: name(&row, 0, OrderStatus::parse)?,
+            at: row.try_get(1)?,
+        })
+    })
+    .fetch_optional(tx.conn())
+    .await?;
+    let back_to = recall.judge(&order, last_move, now)?;
+    move_order(tx, order, back_to, None, now).await
+}
+
+/// Stores `order` at `status`, its next version, with what a recall may
+/// undo of the move; announces it.
+async fn move_order(
+    tx: &mut Tx,
+    order: Order,
+    status: OrderStatus,
+    undoable: Option<LastMove>,
+    now: Timestamp,
+) -> Result<Order, PgError> {
+    sqlx::query(
+        "update orders set status = $2, version = version + 1, updated_at = $3,
+                           last_move_from = $4, last_move_at = $5
+         where order_id = $1",
+    )
+    .bind(order.order_id)
+    .bind(status.as_str())
     .bind(now)
+    .bind(undoable.map(|m| m.from.as_str()))
+    .bind(undoable.map(|m| m.at))
     .execute(tx.conn())
     .await?;
-    let order = order.moved_to(change.status);
+    let order = order.moved_to(status);
     events::append(
         tx,
         order.shop_id,

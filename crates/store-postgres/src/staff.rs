@@ -82,6 +82,15 @@ pub(crate) async fn write(
             let order = orders::set_status(tx, order_id, &change, now).await?;
             (order.shop_id, render(&order))
         }
+        StaffWrite::RecallOrder {
+            order_id,
+            recall,
+            now,
+            render,
+        } => {
+            let order = orders::recall(tx, order_id, &recall, now).await?;
+            (order.shop_id, render(&order))
+        }
     };
     if let Some(claim) = claim {
         idempotency::complete(tx, claim, Some(shop_id), &response, now).await?;

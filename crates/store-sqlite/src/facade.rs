@@ -272,6 +272,15 @@ impl Store for SqliteStore {
                     let order = status::set_status(conn, order_id, &change, now)?;
                     (order.shop_id, render(&order))
                 }
+                StaffWrite::RecallOrder {
+                    order_id,
+                    recall,
+                    now,
+                    render,
+                } => {
+                    let order = status::recall(conn, order_id, &recall, now)?;
+                    (order.shop_id, render(&order))
+                }
             };
             if let Some(claim) = &claim {
                 idempotency::complete(conn, claim, Some(shop_id), &response, now)?;

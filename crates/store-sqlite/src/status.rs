@@ -2,12 +2,12 @@
 
 use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation, put_back};
-use ordergate_domain::order::{Order, StatusChange, Transition};
+use ordergate_domain::order::{LastMove, Order, OrderStatus, Recall, StatusChange, Transition};
 use ordergate_domain::{Rejection, Timestamp};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use crate::codec::{millis, uuid};
+use crate::codec::{millis, name, time, uuid};
 use crate::error::SqliteError;
 use crate::orders::find;
 use crate::{events, inventory};
@@ -27,15 +27,57 @@ pub(crate) fn set_status(
         Transition::Cancel => put_back_stock(conn, &order, now)?,
         Transition::Advance => {}
     }
+    let undoable = transition.undoable(order.status, now);
+    move_order(conn, order, change.status, undoable, now)
+}
+
+/// Undoes an order's last advance (see [`Recall::judge`]); the recall
+/// itself cannot be recalled.
+pub(crate) fn recall(
+    conn: &Connection,
+    order_id: Uuid,
+    recall: &Recall,
+    now: Timestamp,
+) -> Result<Order, SqliteError> {
+    let order = find(conn, order_id)?.ok_or(Rejection::NotFound("order"))?;
+    let last_move = conn
+        .prepare_cached(
+            "select last_move_from, last_move_at from orders
+             where order_id = ?1 and last_move_from is not null",
+        )?
+        .query_row([order_id.to_string()], |row| {
+            Ok(LastMove {
+                from: name(row, 0, OrderStatus::parse)?,
+                at: time(row, 1)?,
+            })
+        })
+        .optional()?;
+    let back_to = recall.judge(&order, last_move, now)?;
+    move_order(conn, order, back_to, None, now)
+}
+
+/// Stores `order` at `status`, its next version, with what a recall may
+/// undo of the move; announces it.
+fn move_order(
+    conn: &Connection,
+    order: Order,
+    status: OrderStatus,
+    undoable: Option<LastMove>,
+    now: Timestamp,
+) -> Result<Order, SqliteError> {
     conn.prepare_cached(
-        "update orders set status = ?2, version = version + 1, updated_at = ?3 where order_id = ?1",
+        "update orders set status = ?2, version = version + 1, updated_at = ?3,
+                           last_move_from = ?4, last_move_at = ?5
+         where order_id = ?1",
     )?
     .execute(params![
-        order_id.to_string(),
-        change.status.as_str(),
-        millis(now)
+        order.order_id.to_string(),
+        status.as_str(),
+        millis(now),
+        undoable.map(|m| m.from.as_str()),
+        undoable.map(|m| millis(m.at)),
     ])?;
-    let order = order.moved_to(change.status);
+    let order = order.moved_to(status);
     events::append(
         conn,
         order.shop_id,

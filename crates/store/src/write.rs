@@ -11,7 +11,7 @@ use ordergate_domain::order::admission::{
     Admission, Caller, GuestHistory, KeyLookup, OrderRules, Snapshot, admit,
 };
 use ordergate_domain::order::placement::NewOrder;
-use ordergate_domain::order::{Order, StatusChange, ValidOrder};
+use ordergate_domain::order::{Order, Recall, StatusChange, ValidOrder};
 use ordergate_domain::service::{NewServiceRequest, ServiceRequest};
 use ordergate_domain::session::{Bill, PinOutcome, Session};
 use ordergate_domain::shop::Shop;
@@ -63,6 +63,13 @@ pub enum StaffWrite {
     SetOrderStatus {
         order_id: Uuid,
         change: StatusChange,
+        now: Timestamp,
+        render: Render<Order>,
+    },
+    /// Undoes the order's last advance; appends `order.updated`.
+    RecallOrder {
+        order_id: Uuid,
+        recall: Recall,
         now: Timestamp,
         render: Render<Order>,
     },

@@ -19,7 +19,7 @@ pub use request::{
     ValidOrder,
 };
 
-use crate::Rejection;
+use crate::{Rejection, Timestamp};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -95,6 +95,15 @@ pub enum Transition {
     Advance,
     /// Cancelled: the order's stock goes back, once.
     Cancel,
+}
+
+impl Transition {
+    /// What a recall may undo once this change from `from` is stored at
+    /// `now`: an advance; never a cancel (the stock it put back may be
+    /// sold since).
+    pub fn undoable(self, from: OrderStatus, now: Timestamp) -> Option<LastMove> {
+        (self == Transition::Advance).then_some(LastMove { from, at: now })
+    }
 }
 
 /// Body of `POST /orders/{orderId}/status`.
@@ -230,6 +239,62 @@ impl StatusChange {
     }
 }
 
+/// Body of `POST /orders/{orderId}/recall`: undo the order's last move
+/// along the kitchen's path (a bump made by mistake).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecallRequest {
+    /// The version the caller last saw: a recall undoes the move the
+    /// kitchen saw, never one made since.
+    pub expected_version: i64,
+}
+
+/// The move a recall can undo, as stored with the order: where it came
+/// from, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastMove {
+    pub from: OrderStatus,
+    pub at: Timestamp,
+}
+
+/// A recall as the server judges it: the request and how long after a
+/// move it may still be undone.
+#[derive(Debug, Clone, Copy)]
+pub struct Recall {
+    pub expected_version: i64,
+    pub window: chrono::Duration,
+}
+
+impl Recall {
+    /// The status `order` goes back to, given its undoable last move
+    /// (`None`: never moved, cancelled, or recalled already). A cancel is
+    /// never undone: the stock it gave back may be sold since.
+    pub fn judge(
+        &self,
+        order: &Order,
+        last_move: Option<LastMove>,
+        now: Timestamp,
+    ) -> Result<OrderStatus, Rejection> {
+        if self.expected_version != order.version {
+            return Err(Rejection::VersionConflict {
+                current: order.version,
+            });
+        }
+        let Some(last_move) = last_move else {
+            return Err(Rejection::NothingToRecall {
+                status: order.status.as_str(),
+            });
+        };
+        if now - last_move.at > self.window {
+            return Err(Rejection::RecallExpired {
+                window_secs: self.window.num_seconds(),
+            });
+        }
+        Ok(last_move.from)
+    }
+}
+
 /// The response body of an order POST; `idempotentReplay` tells a client
 /// that retried whether this answer is the original or its replay.
 #[derive(Debug, Clone, Serialize)]
@@ -277,23 +342,64 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_status_change_needs_the_current_version_unless_it_changes_nothing() {
-        let order = Order {
+    fn order(status: OrderStatus, version: i64) -> Order {
+        Order {
             order_id: Uuid::nil(),
             shop_id: Uuid::nil(),
             session_id: Uuid::nil(),
             table_label: "T1".into(),
             ticket_number: 1,
-            status: OrderStatus::Accepted,
+            status,
             source: OrderSource::Guest,
             client_id: None,
             items: vec![],
             note: String::new(),
             total: 0,
             created_at: "2026-12-01T12:00:00Z".parse().unwrap(),
-            version: 3,
+            version,
+        }
+    }
+
+    #[test]
+    fn a_recall_undoes_the_last_advance_seen_within_its_window() {
+        use OrderStatus::*;
+        let bumped_at: Timestamp = "2026-12-01T12:10:00Z".parse().unwrap();
+        let bump = Transition::Advance.undoable(Preparing, bumped_at);
+        assert_eq!(
+            bump,
+            Some(LastMove {
+                from: Preparing,
+                at: bumped_at
+            })
+        );
+        assert_eq!(Transition::Cancel.undoable(Preparing, bumped_at), None);
+        let recall = |expected_version| Recall {
+            expected_version,
+            window: chrono::Duration::minutes(5),
         };
+        let ready = order(Ready, 4);
+        let minutes = |m| bumped_at + chrono::Duration::minutes(m);
+        assert_eq!(recall(4).judge(&ready, bump, minutes(5)), Ok(Preparing));
+        assert_eq!(
+            recall(4).judge(&ready, bump, minutes(6)),
+            Err(Rejection::RecallExpired { window_secs: 300 })
+        );
+        assert_eq!(
+            recall(3).judge(&ready, bump, minutes(1)),
+            Err(Rejection::VersionConflict { current: 4 }),
+            "a move made since the caller looked is not undone"
+        );
+        assert_eq!(
+            recall(4).judge(&order(Cancelled, 4), None, minutes(1)),
+            Err(Rejection::NothingToRecall {
+                status: "cancelled"
+            })
+        );
+    }
+
+    #[test]
+    fn a_status_change_needs_the_current_version_unless_it_changes_nothing() {
+        let order = order(OrderStatus::Accepted, 3);
         let change = |status, expected_version| StatusChange {
             status,
             expected_version,

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use ordergate_domain::Rejection;
-use ordergate_domain::order::{Order, OrderStatus, StatusChange};
+use ordergate_domain::order::{Order, OrderStatus, RecallRequest, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_store::StaffWrite;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,7 @@ use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(set_status))
+        .routes(routes!(recall))
         .routes(routes!(shop_orders))
 }
 
@@ -79,6 +80,53 @@ async fn set_status(
     let write = StaffWrite::SetOrderStatus {
         order_id,
         change,
+        now,
+        render: Box::new(render),
+    };
+    staff_write(&state, claim, write).await
+}
+
+/// Undo the order's last move along the kitchen's path (a bump made by
+/// mistake): `ready` goes back to where it came from, and so on. Only the
+/// last advance, only within `--recall-window-secs` (default 5 minutes),
+/// and only the move the caller saw (`expectedVersion`). A cancel is never
+/// recalled, nor a recall.
+#[utoipa::path(post, path = "/api/v1/orders/{orderId}/recall", tag = "kitchen",
+    security(("staffToken" = [])),
+    params(
+        ("orderId" = Uuid, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "UUID v4; retries replay the first answer"),
+    ),
+    request_body = RecallRequest,
+    responses(
+        (status = 200, description = "The order, one move back", body = Order),
+        (status = 404, description = "No such order (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 409, description = "VERSION_CONFLICT (with currentVersion), NOTHING_TO_RECALL \
+         (with orderStatus) or RECALL_EXPIRED (with recallWindowSeconds)",
+         body = Problem, content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%order_id))]
+async fn recall(
+    State(state): State<AppState>,
+    _: StaffAuth,
+    ApiPath(order_id): ApiPath<Uuid>,
+    headers: HeaderMap,
+    ApiJson(request): ApiJson<RecallRequest>,
+) -> Result<Sent, ApiError> {
+    let now = state.now();
+    let expires_at = state.settings().idempotency_expiry(now);
+    let claim = staff_claim(
+        &headers,
+        StaffOperation::RecallOrder { order_id },
+        &request,
+        expires_at,
+    )?;
+    let render = |order: &Order| Sent::render(StatusCode::OK, order, None);
+    let write = StaffWrite::RecallOrder {
+        order_id,
+        recall: state.settings().recall(&request),
         now,
         render: Box::new(render),
     };

@@ -629,3 +629,94 @@ async fn shop_orders_are_filtered_by_status_oldest_first_within_the_limit() {
         .await
         .assert_problem(401, "UNAUTHORIZED");
 }
+
+async fn recall(app: &TestApp, order: &str, version: i64, key: Option<&str>) -> Reply {
+    let path = format!("/api/v1/orders/{order}/recall");
+    app.staff_post(&path, key, Some(&json!({"expectedVersion": version})))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_recall_undoes_a_bump_once_however_many_screens_press_it() {
+    let app = TestApp::spawn_with(|s| s.recall_window_secs = 120).await;
+    let (shop, ids) = app.shop_with_menu().await;
+    let (session, _) = app.table(&shop, "T1").await;
+    let order = soup_order(&app, &session, &ids).await;
+    let id = order["orderId"].as_str().unwrap();
+    let mut kitchen = app.follow_shop(&shop, None).await;
+    app.set_status(id, "preparing").await.assert_status(200);
+    app.set_status(id, "ready").await.assert_status(200);
+
+    // Two screens and a bump bar recall the same bump at once: one undoes
+    // it, the others saw a version that is gone.
+    let presses = join_all((0..6).map(|_| recall(&app, id, 3, None))).await;
+    let undone: Vec<&Reply> = presses.iter().filter(|r| r.status == 200).collect();
+    assert_eq!(
+        undone.len(),
+        1,
+        "{:?}",
+        presses.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    let back = assert_changed(undone[0], &order, "preparing", 4);
+    for refused in presses.iter().filter(|r| r.status != 200) {
+        refused.assert_problem(409, "VERSION_CONFLICT");
+        assert_eq!(refused.body["currentVersion"], 4);
+    }
+    let heard = kitchen.take(3).await;
+    let moves: Vec<(&str, &Value)> = heard
+        .iter()
+        .map(|e| (e.event.as_str(), &e.data["status"]))
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ("order.updated", &json!("preparing")),
+            ("order.updated", &json!("ready")),
+            ("order.updated", &json!("preparing"))
+        ]
+    );
+    assert_eq!(heard[2].data, back, "the recall, announced as it answered");
+    let again = recall(&app, id, 4, None).await;
+    again.assert_problem(409, "NOTHING_TO_RECALL");
+    assert_eq!(again.body["orderStatus"], "preparing");
+
+    // Under a key, a retry whose answer was lost gets the answer again.
+    app.set_status(id, "served").await.assert_status(200);
+    let k = key();
+    let first = recall(&app, id, 5, Some(&k)).await;
+    let first_body = assert_changed(&first, &order, "preparing", 6);
+    let retried = recall(&app, id, 5, Some(&k)).await;
+    assert!(retried.replayed());
+    assert_eq!(retried.assert_status(200), &first_body);
+    recall(&app, id, 6, Some(&k))
+        .await
+        .assert_problem(422, "IDEMPOTENCY_KEY_REUSED");
+    assert_eq!(app.get_order(id).await.body, first_body);
+
+    // Past the window the bump stays.
+    app.set_status(id, "ready").await.assert_status(200);
+    app.clock.skip(chrono::Duration::seconds(121));
+    let late = recall(&app, id, 7, None).await;
+    late.assert_problem(409, "RECALL_EXPIRED");
+    assert_eq!(late.body["recallWindowSeconds"], 120);
+    assert_eq!(app.get_order(id).await.body["status"], "ready");
+
+    // A cancel is never undone: its stock may be sold already.
+    let cancelled = soup_order(&app, &session, &ids).await;
+    let cancelled_id = cancelled["orderId"].as_str().unwrap();
+    app.set_status(cancelled_id, "cancelled")
+        .await
+        .assert_status(200);
+    recall(&app, cancelled_id, 2, None)
+        .await
+        .assert_problem(409, "NOTHING_TO_RECALL");
+    recall(&app, &Uuid::new_v4().to_string(), 1, None)
+        .await
+        .assert_problem(404, "NOT_FOUND");
+    for body in [json!({}), json!({"expectedVersion": "2"})] {
+        let path = format!("/api/v1/orders/{cancelled_id}/recall");
+        TestApp::send(app.staff(Method::POST, &path).json(&body))
+            .await
+            .assert_problem(400, "MALFORMED_REQUEST");
+    }
+}

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ordergate_domain::Rejection;
 use ordergate_domain::events::{Event, EventType, SessionChanged, StockChanged};
 use ordergate_domain::inventory::{LogEntry, Operation};
-use ordergate_domain::order::{Order, OrderStatus, StatusChange};
+use ordergate_domain::order::{Order, OrderStatus, Recall, StatusChange};
 use ordergate_domain::session::{Session, SessionStatus};
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
@@ -894,6 +894,107 @@ pub async fn idempotent_status_change_runs_once_and_replays_its_response(store: 
             .staff_write(corrected, Some(claim), ordergate_domain::now())
             .await),
         Answer::Fresh(order_body(&moved(&other, Served, 2)))
+    );
+}
+
+async fn recall(
+    store: &dyn Store,
+    order: &Order,
+    expected_version: i64,
+    now: ordergate_domain::Timestamp,
+) -> Result<Order, StoreError> {
+    let write = StaffWrite::RecallOrder {
+        order_id: order.order_id,
+        recall: Recall {
+            expected_version,
+            window: chrono::Duration::minutes(5),
+        },
+        now,
+        render: Box::new(order_body),
+    };
+    let answer = store.staff_write(write, None, now).await?;
+    let stored = ok(store.get_order(order.order_id).await).expect("the order");
+    assert_eq!(
+        answer,
+        Answer::Fresh(order_body(&stored)),
+        "the order as stored"
+    );
+    Ok(stored)
+}
+
+/// A recall undoes the last advance, once, within its window, and only
+/// the move its caller saw; a cancel stays cancelled (its stock is back on
+/// sale). Each recall is an `order.updated` like any move.
+pub async fn recall_undoes_the_last_advance_once_within_the_window(store: &dyn Store) {
+    let t = table(store).await;
+    let start = instant();
+    let at = |s| start + secs(s);
+    let order = ramen_order(store, &t, 1, at(0)).await;
+    assert_eq!(
+        rejected(recall(store, &order, 1, at(1)).await),
+        Rejection::NothingToRecall { status: "placed" },
+        "never moved"
+    );
+    ok(store
+        .set_order_status(order.order_id, to(Accepted), at(2))
+        .await);
+    let ready = ok(store
+        .set_order_status(order.order_id, to(Ready), at(3))
+        .await);
+    assert_eq!(
+        rejected(recall(store, &order, 2, at(4)).await),
+        Rejection::VersionConflict { current: 3 },
+        "the bump to ready came after the caller looked"
+    );
+    let before = ok(store.last_event_id(t.menu.shop_id).await);
+    let back = ok(recall(store, &ready, 3, at(4)).await);
+    assert_eq!(
+        back,
+        moved(&order, Accepted, 4),
+        "ready goes back to accepted"
+    );
+    assert_stored(store, &back).await;
+    let told = ok(store.events_after(t.menu.shop_id, before, limit(10)).await);
+    assert_eq!(
+        told.iter().map(|e| e.event_type).collect::<Vec<_>>(),
+        [EventType::OrderUpdated]
+    );
+    assert_eq!(
+        rejected(recall(store, &back, 4, at(5)).await),
+        Rejection::NothingToRecall { status: "accepted" },
+        "a recall is not recalled, nor the move before it"
+    );
+    // A move made again can be recalled again, within the window only.
+    let served = ok(store
+        .set_order_status(order.order_id, to(Served), at(10))
+        .await);
+    assert_eq!(
+        rejected(recall(store, &served, 5, at(10 + 301)).await),
+        Rejection::RecallExpired { window_secs: 300 }
+    );
+    assert_eq!(
+        ok(recall(store, &served, 5, at(10 + 300)).await),
+        moved(&order, Accepted, 6)
+    );
+
+    let cancelled = ramen_order(store, &t, 1, at(20)).await;
+    let cancelled = ok(store
+        .set_order_status(cancelled.order_id, to(Cancelled), at(21))
+        .await);
+    assert_eq!(
+        rejected(recall(store, &cancelled, 2, at(22)).await),
+        Rejection::NothingToRecall {
+            status: "cancelled"
+        }
+    );
+    assert_stored(store, &cancelled).await;
+    let unknown = Order {
+        order_id: Uuid::new_v4(),
+        ..order
+    };
+    assert_eq!(
+        rejected(recall(store, &unknown, 1, at(23)).await),
+        Rejection::NotFound("order")
     );
 }
 
