@@ -3,6 +3,13 @@
 // problem+json errors, idempotency keys per intended change, the shop's live
 // event stream with its connection indicator, and small formatting helpers.
 //
+// Times are the shop's: loadShop() makes the shop's `timezone` (IANA) the
+// zone of formatTime and formatDateTime (and says so with an
+// 'ordergate:timezone' event on window), whatever the device's clock is
+// set to, as on the guest page. A datetime-local input is read and written
+// as the shop's wall clock with toZonedInputValue / fromZonedInputValue.
+// These helpers touch no browser global, so Node can test them.
+//
 // Test hooks shared by both pages (see kitchen.js and staff.js for the rest):
 //   #token-form            the "staff token" form (shown while no token is known)
 //   #token-input           its password field; #token-error its message
@@ -326,12 +333,13 @@ export function withStaffToken({ probe, start, stop }) {
   else showForm('');
 }
 
-/** The shop (no auth): name and currency. */
+/** The shop (no auth): name, currency and timezone (which the times shown then follow). */
 export async function loadShop(shopId) {
   const shop = await api(`/api/v1/shops/${encodeURIComponent(shopId)}`, { auth: false });
   const name = document.getElementById('shop-name');
   if (name) name.textContent = shop.name;
   document.title = `${shop.name} · ${document.title.split(' · ').pop()}`;
+  setShopTimeZone(shop.timezone);
   return shop;
 }
 
@@ -347,20 +355,131 @@ export function moneyFormatter(currency) {
   return (minor) => fmt.format(minor / 10 ** digits);
 }
 
-const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
-const dateTimeFmt = new Intl.DateTimeFormat(undefined, {
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-});
-export function formatTime(iso) {
-  return timeFmt.format(new Date(iso));
+// ── times, in the shop's zone ──────────────────────────────────────────
+
+/** The shop's IANA zone once loadShop() read it; null (the device's zone) before. */
+let shopZone = null;
+
+/** Whether Intl knows `zone` as a time zone. */
+export function isTimeZone(zone) {
+  if (typeof zone !== 'string' || !zone) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
-export function formatDateTime(iso) {
+
+/**
+ * Makes `zone` the zone of every time the page shows (an unknown one is
+ * ignored: the device's zone then). Tells the page with an
+ * 'ordergate:timezone' event on window, so what was drawn before is drawn
+ * again.
+ */
+export function setShopTimeZone(zone) {
+  const next = isTimeZone(zone) ? zone : null;
+  if (next === shopZone) return;
+  shopZone = next;
+  if (typeof window !== 'undefined' && typeof window.dispatchEvent === 'function') {
+    window.dispatchEvent(new CustomEvent('ordergate:timezone', { detail: { timeZone: next } }));
+  }
+}
+
+/** The zone times are shown in: the shop's, or the device's while it is unknown. */
+export function shopTimeZone() {
+  return shopZone ?? new Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+const formats = new Map();
+function formatIn(kind, zone, locale) {
+  const id = `${kind}|${zone ?? ''}|${locale ?? ''}`;
+  let fmt = formats.get(id);
+  if (!fmt) {
+    const options =
+      kind === 'time'
+        ? { hour: '2-digit', minute: '2-digit' }
+        : kind === 'dateTime'
+          ? { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }
+          : { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' };
+    fmt = new Intl.DateTimeFormat(kind === 'parts' ? 'en-US' : locale, { ...options, timeZone: zone ?? undefined });
+    formats.set(id, fmt);
+  }
+  return fmt;
+}
+
+/**
+ * The wall clock of instant `ms` in `zone`: {year, month, day, hour,
+ * minute, second} (month 1–12, hour 0–23).
+ */
+export function zonedParts(ms, zone = shopZone) {
+  const parts = {};
+  for (const p of formatIn('parts', zone).formatToParts(new Date(ms))) {
+    if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  }
+  return {
+    year: parts.year,
+    month: parts.month,
+    day: parts.day,
+    hour: parts.hour % 24,
+    minute: parts.minute,
+    second: parts.second,
+  };
+}
+
+/** How far `zone`'s wall clock is ahead of UTC at instant `ms`, in ms (Auckland in January: +13 h). */
+export function zoneOffsetMs(ms, zone = shopZone) {
+  const p = zonedParts(ms, zone);
+  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return wall - (Math.floor(ms / 1000) * 1000);
+}
+
+/** "14:05" / "02:05 PM" in the shop's zone (the device's locale). */
+export function formatTime(iso, { zone = shopZone, locale } = {}) {
   const d = new Date(iso);
-  const sameDay = new Date().toDateString() === d.toDateString();
-  return sameDay ? timeFmt.format(d) : dateTimeFmt.format(d);
+  if (Number.isNaN(d.getTime())) return '';
+  return formatIn('time', zone, locale).format(d);
+}
+
+/** The time alone on the shop's today, else with the date ("Dec 1, 14:05"), in the shop's zone. */
+export function formatDateTime(iso, { zone = shopZone, locale, now = serverNow() } = {}) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const day = (ms) => {
+    const p = zonedParts(ms, zone);
+    return `${p.year}-${p.month}-${p.day}`;
+  };
+  return day(d.getTime()) === day(now) ? formatIn('time', zone, locale).format(d) : formatIn('dateTime', zone, locale).format(d);
+}
+
+/** `YYYY-MM-DDTHH:MM`: instant `ms` on `zone`'s wall clock, for a datetime-local input. */
+export function toZonedInputValue(ms, zone = shopZone) {
+  const p = zonedParts(typeof ms === 'number' ? ms : new Date(ms).getTime(), zone);
+  const two = (n) => String(n).padStart(2, '0');
+  return `${String(p.year).padStart(4, '0')}-${two(p.month)}-${two(p.day)}T${two(p.hour)}:${two(p.minute)}`;
+}
+
+/**
+ * The instant (ms) a datetime-local value (`YYYY-MM-DDTHH:MM`, seconds
+ * optional) means on `zone`'s wall clock; NaN if it is no such value. A
+ * time the clocks skip (spring forward) is read as after the change (02:30
+ * on a night that jumps from 02:00 to 03:00 is 03:30), a time they pass
+ * twice (fall back) as the first one, as browsers read local times.
+ */
+export function fromZonedInputValue(value, zone = shopZone) {
+  const m = /^(\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/.exec(String(value ?? '').trim());
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second = 0] = m.slice(1).map((x) => Number(x ?? 0));
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return NaN;
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(wall).getUTCDate() !== day) return NaN; // 31 April
+  const DAY = 24 * 60 * 60 * 1000;
+  // The zone's offsets a day either side cover any one change of the clocks.
+  const offsets = [...new Set([zoneOffsetMs(wall - DAY, zone), zoneOffsetMs(wall, zone), zoneOffsetMs(wall + DAY, zone)])];
+  const fits = offsets.map((o) => wall - o).filter((t) => zoneOffsetMs(t, zone) === wall - t).sort((a, b) => a - b);
+  if (fits.length) return fits[0];
+  // Skipped: read with the offset in force before the change.
+  return wall - zoneOffsetMs(wall - DAY, zone);
 }
 
 /** "just now", "4 min", "1 h 12 min". */

@@ -39,28 +39,41 @@ function purgeOldCarts() {
   } catch { /* storage blocked */ }
 }
 
+/** Saved lines, checked and merged as the page keeps them. */
+function readLines(saved) {
+  const lines = [];
+  for (const l of Array.isArray(saved) ? saved : []) {
+    if (!l || typeof l.menuItemId !== 'string' || !Number.isInteger(l.quantity)
+      || l.quantity < 1 || l.quantity > MAX_QUANTITY || !Array.isArray(l.toppingIds)) continue;
+    const line = {
+      menuItemId: l.menuItemId,
+      toppingIds: l.toppingIds.map(String).sort(),
+      optionIds: Array.isArray(l.optionIds) ? [...new Set(l.optionIds.map(String))] : [],
+      note: typeof l.note === 'string' && !lineNoteProblem(l.note) ? l.note.trim() : '',
+      quantity: l.quantity,
+    };
+    const same = lines.find((x) => lineKey(x) === lineKey(line));
+    if (same) same.quantity = Math.min(MAX_QUANTITY, same.quantity + line.quantity);
+    else lines.push(line);
+  }
+  return lines.slice(0, MAX_LINES);
+}
+
 export function loadCart() {
   purgeOldCarts();
   try {
     const saved = JSON.parse(localStorage.getItem(cartStorageKey()) ?? 'null');
     if (saved && Array.isArray(saved.lines)) {
-      const lines = [];
-      for (const l of saved.lines) {
-        if (!l || typeof l.menuItemId !== 'string' || !Number.isInteger(l.quantity)
-          || l.quantity < 1 || l.quantity > MAX_QUANTITY || !Array.isArray(l.toppingIds)) continue;
-        const line = {
-          menuItemId: l.menuItemId,
-          toppingIds: l.toppingIds.map(String).sort(),
-          optionIds: Array.isArray(l.optionIds) ? [...new Set(l.optionIds.map(String))] : [],
-          note: typeof l.note === 'string' && !lineNoteProblem(l.note) ? l.note.trim() : '',
-          quantity: l.quantity,
-        };
-        const same = lines.find((x) => lineKey(x) === lineKey(line));
-        if (same) same.quantity = Math.min(MAX_QUANTITY, same.quantity + line.quantity);
-        else lines.push(line);
-      }
-      state.cart.lines = lines.slice(0, MAX_LINES);
+      state.cart.lines = readLines(saved.lines);
       state.cart.note = typeof saved.note === 'string' ? saved.note.slice(0, MAX_NOTE_CHARS) : '';
+    }
+    // An order whose outcome was still unknown when the page went away.
+    const u = saved?.unconfirmed;
+    const lines = readLines(u?.lines);
+    if (lines.length && typeof u.note === 'string') {
+      state.unconfirmed = {
+        lines, note: u.note, allowRepeat: Boolean(u.allowRepeat), fromCart: u.fromCart !== false,
+      };
     }
   } catch { /* no saved cart */ }
   $('note').value = state.cart.note;
@@ -68,8 +81,13 @@ export function loadCart() {
 
 export function saveCart() {
   try {
-    if (state.closed || (state.cart.lines.length === 0 && !state.cart.note)) localStorage.removeItem(cartStorageKey());
-    else localStorage.setItem(cartStorageKey(), JSON.stringify({ ...state.cart, at: Date.now() }));
+    const empty = state.cart.lines.length === 0 && !state.cart.note && !state.unconfirmed;
+    if ((state.closed && !state.accessEnded) || empty) localStorage.removeItem(cartStorageKey());
+    else {
+      localStorage.setItem(cartStorageKey(), JSON.stringify({
+        lines: state.cart.lines, note: state.cart.note, unconfirmed: state.unconfirmed, at: Date.now(),
+      }));
+    }
   } catch { /* storage full or blocked: the cart lives in memory */ }
 }
 
@@ -281,11 +299,14 @@ export function renderCart() {
 
   const confirm = $('confirm');
   const sending = state.submitting !== null;
-  confirm.disabled = state.closed || (!sending && (lines.length === 0 || blocked || !state.menu));
+  // An order whose outcome is unknown can always be sent again (as it was).
+  const resend = !sending && state.unconfirmed !== null;
+  confirm.disabled = state.closed || (!sending && !resend && (lines.length === 0 || blocked || !state.menu));
   confirm.setAttribute('aria-busy', String(sending));
   confirm.textContent = sending
     ? t('cart.sending')
-    : lines.length ? t('cart.placeTotal', { total: money(total) }) : t('cart.place');
+    : resend ? t('cart.resend')
+      : lines.length ? t('cart.placeTotal', { total: money(total) }) : t('cart.place');
 
   const navCount = $('nav-cart-count');
   navCount.hidden = count === 0;

@@ -6,7 +6,7 @@ import { lineNoteProblem, MAX_LINE_NOTE_CHARS } from './order-sdk.js';
 import { optionIndex, maxOf } from './menu-rules.js';
 import { $, el, announce } from './guest-dom.js';
 import {
-  state, hooks, t, money, timeOf, list, chooseText, setStatus, problemText,
+  state, hooks, t, money, timeOf, list, chooseText, setStatus, focusStatus, problemText,
 } from './guest-page.js';
 import { refreshMenu } from './guest-menu.js';
 import {
@@ -25,45 +25,72 @@ function requestFrom(lines, note) {
   };
 }
 
-export async function placeOrder({ repeat = null } = {}) {
+function copyLines(lines) {
+  return lines.map((l) => ({ ...l, toppingIds: [...l.toppingIds], optionIds: [...(l.optionIds ?? [])] }));
+}
+
+/**
+ * Sends the cart (or `repeat`, a cart already placed, once more). While an
+ * earlier submit's outcome is unknown (NOT_CONFIRMED), that one goes first,
+ * as it was, so it keeps its Idempotency-Key and cannot be placed twice,
+ * whatever was added to the cart since: `auto` is such a resend made by the
+ * page itself once the connection is back.
+ */
+export async function placeOrder({ repeat = null, auto = false } = {}) {
   if (state.closed) return;
-  const lines = repeat ? repeat.lines : state.cart.lines;
-  const note = repeat ? repeat.note : state.cart.note.trim();
-  if (!repeat) {
-    if (lines.length === 0) return;
-    if (cartProblems().size > 0) {
-      setStatus('error', t('order.blocked'));
-      return;
+  let sent;
+  if (state.unconfirmed) {
+    sent = state.unconfirmed;
+  } else {
+    if (auto) return;
+    const lines = repeat ? repeat.lines : state.cart.lines;
+    const note = repeat ? repeat.note : state.cart.note.trim();
+    if (!repeat) {
+      if (lines.length === 0) return;
+      if (cartProblems().size > 0) {
+        setStatus('error', t('order.blocked'));
+        return;
+      }
     }
+    sent = { lines: copyLines(lines), note, allowRepeat: Boolean(repeat), fromCart: !repeat };
   }
-  const sent = {
-    lines: lines.map((l) => ({ ...l, toppingIds: [...l.toppingIds], optionIds: [...(l.optionIds ?? [])] })),
-    note,
-  };
-  const promise = state.client.submit(requestFrom(sent.lines, note), { allowRepeat: Boolean(repeat) });
+  const promise = state.client.submit(requestFrom(sent.lines, sent.note), { allowRepeat: sent.allowRepeat });
   // A tap while the same cart is being sent joins it: the first tap's
   // handler reports the outcome.
   if (promise === state.submitting) return;
   // Otherwise a new submit starts, unless the SDK refused it (ORDER_PENDING).
   if (state.submitting === null) {
     state.submitting = promise;
-    setStatus('sending', t('order.sending'));
+    stopResume();
+    setStatus(auto ? 'retrying' : 'sending', auto ? t('order.resuming') : t('order.sending'));
     renderCart();
   }
   try {
     const result = await promise;
-    if (!repeat) removeSent(sent);
+    settleUnconfirmed(sent);
+    if (sent.fromCart) removeSent(sent);
     upsertOrder(result.order);
-    const ticket = result.order?.ticketNumber;
+    const order = result.order;
+    const ticket = order?.ticketNumber;
+    state.lastPlaced = order?.orderId ? { orderId: order.orderId, ticket } : null;
+    const about = { ticket, orderId: order?.orderId, orderStatus: order?.status };
     if (result.alreadyPlaced) {
-      setStatus('success', t('order.already', { n: ticket }), { ticket });
+      setStatus('success', t('order.already', { n: ticket }), about);
       state.lastDuplicate = sent;
       $('order-again').hidden = false;
     } else {
-      setStatus('success', t('order.placed', { n: ticket }), { ticket });
+      setStatus('success', t('order.placed', { n: ticket }), about);
       $('order-again').hidden = true;
     }
+    // The kitchen may have moved it on already (a replay of an old answer).
+    if (order?.orderId) followStatus(state.orders.get(order.orderId) ?? order);
+    focusStatus();
   } catch (err) {
+    if (err?.code === 'NOT_CONFIRMED') {
+      keepUnconfirmed(sent, { again: auto });
+    } else if (err?.code !== 'ORDER_PENDING') {
+      settleUnconfirmed(sent);
+    }
     handleOrderError(err, sent);
   } finally {
     if (state.submitting === promise) {
@@ -71,6 +98,103 @@ export async function placeOrder({ repeat = null } = {}) {
       renderCart();
     }
   }
+}
+
+// ── an order whose outcome is unknown ───────────────────────────────────
+
+/** NOT_CONFIRMED: the key stays with the SDK; the page keeps the cart it belongs to and waits for the connection. */
+function keepUnconfirmed(sent, { again = false } = {}) {
+  state.unconfirmed = sent;
+  // A resend of its own that failed too: the page waits longer each time.
+  state.resumeRounds = again ? state.resumeRounds + 1 : 0;
+  saveCart();
+  armResume(Math.min(state.resumeRounds, PROBE_DELAYS_MS.length - 1));
+}
+
+function settleUnconfirmed(sent) {
+  if (state.unconfirmed !== sent) return;
+  state.unconfirmed = null;
+  state.resumeRounds = 0;
+  stopResume();
+  saveCart();
+}
+
+const PROBE_DELAYS_MS = [3000, 5000, 10000, 20000, 30000];
+
+/**
+ * Until the connection is back: a light read of the table now and then
+ * (besides the stream coming back live, the browser going online and the
+ * page being shown again, which guest.js reports through resumeOrder).
+ */
+function armResume(step = 0) {
+  stopResume();
+  state.resumeTimer = setTimeout(async () => {
+    state.resumeTimer = null;
+    if (!state.unconfirmed || state.submitting || state.closed) return;
+    try {
+      await state.client.getSession();
+    } catch {
+      armResume(Math.min(step + 1, PROBE_DELAYS_MS.length - 1));
+      return;
+    }
+    resumeOrder();
+  }, PROBE_DELAYS_MS[step]);
+}
+
+function stopResume() {
+  clearTimeout(state.resumeTimer);
+  state.resumeTimer = null;
+}
+
+/**
+ * The connection is (probably) back: send the unconfirmed order again, by
+ * itself, with its key. A replay or the table's order list settles it; if
+ * the connection is still down, it waits again.
+ */
+export function resumeOrder() {
+  if (!state.unconfirmed || state.submitting || state.closed || !state.client) return;
+  placeOrder({ auto: true });
+}
+
+/** After a reload: an order left unconfirmed is sent again once the page is live, if its key is still kept. */
+export function restoreUnconfirmed() {
+  const u = state.unconfirmed;
+  if (!u) return;
+  if (!state.client.pendingKeyFor(requestFrom(u.lines, u.note), { allowRepeat: u.allowRepeat })) {
+    // Its key is gone (expired, or settled in another tab): the cart is
+    // still there to be placed, but it is no longer sent by itself.
+    state.unconfirmed = null;
+    saveCart();
+    return;
+  }
+  setStatus('retrying', t('order.unconfirmedKept'));
+  armResume();
+}
+
+// ── the order placed last, followed ─────────────────────────────────────
+
+/**
+ * The status box keeps telling about the order this page placed last as
+ * the kitchen moves it along (accepted, preparing, ready, served), and says
+ * so plainly when the restaurant cancels it. It leaves the box alone once
+ * it tells about something else (a new order being sent, an error).
+ */
+function followStatus(order) {
+  const last = state.lastPlaced;
+  if (!last || order?.orderId !== last.orderId) return false;
+  const box = $('status');
+  if (box.dataset.orderId !== order.orderId || box.dataset.orderStatus === order.status) return false;
+  const ticket = order.ticketNumber ?? last.ticket;
+  const about = { ticket, orderId: order.orderId, orderStatus: order.status };
+  if (order.status === 'cancelled') {
+    setStatus('cancelled', t('order.cancelled', { n: ticket }), about);
+    $('order-again').hidden = true;
+  } else if (order.status !== 'placed' && t.has(`order.now.${order.status}`)) {
+    setStatus('success', t(`order.now.${order.status}`, { n: ticket }), about);
+  } else {
+    box.dataset.orderStatus = order.status;
+  }
+  return true;
 }
 
 /** Takes what was ordered out of the cart (dishes added meanwhile stay). */
@@ -125,6 +249,10 @@ function handleOrderError(err, sent) {
       break;
     case 'NOT_CONFIRMED':
       error(t('order.notConfirmed'));
+      break;
+    case 'ACCESS_ENDED':
+      error(problemText(err));
+      hooks.setAccessEnded?.();
       break;
     case 'OUT_OF_STOCK': {
       const parts = (err.shortages ?? []).map((s) => {
@@ -220,7 +348,9 @@ export function upsertOrder(order, { quiet = false, render = true } = {}) {
   const known = state.orders.get(order.orderId);
   if (known && (known.version ?? 0) > (order.version ?? 0)) return;
   state.orders.set(order.orderId, order);
-  if (!quiet && known && known.status !== order.status) {
+  // The status box says it itself (a live region) for the order placed last.
+  const told = followStatus(order);
+  if (!quiet && !told && known && known.status !== order.status) {
     announce(t('announce.ticketStatus', { n: order.ticketNumber, status: statusLabel(order.status) }));
   }
   if (render) renderOrders();

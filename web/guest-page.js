@@ -27,7 +27,15 @@ export const state = {
   cart: { lines: [], note: '' },
   orders: new Map(),
   closed: false,
+  accessEnded: false, // closed because the token was refused with no PIN to trade in (not checked out)
   submitting: null, // the promise of the submit the page is waiting for
+  // The cart of a submit whose outcome is unknown (NOT_CONFIRMED): sent
+  // again, with its key, once the connection is back ({lines, note,
+  // allowRepeat, fromCart}); kept with the cart across a reload.
+  unconfirmed: null,
+  resumeTimer: null,
+  resumeRounds: 0, // automatic resends in a row that could not confirm either
+  lastPlaced: null, // {orderId, ticket}: the order this page placed last; #status follows it
   lastDuplicate: null,
   menuLoading: null,
   menuDirty: false, // stock events changed the menu since it was read
@@ -46,11 +54,14 @@ export const state = {
  *   menuChanged()  the menu or its stock changed: the cart, the orders and
  *                  the sheet follow
  *   setClosed()    the table was checked out
+ *   setAccessEnded()  the guest token was refused and there is no PIN to
+ *                  trade in for a new one
  *   languagesChanged()  the menu named the shop's languages
  */
 export const hooks = {
   menuChanged: () => {},
   setClosed: () => {},
+  setAccessEnded: () => {},
   languagesChanged: () => {}, // the menu named the shop's languages
 };
 
@@ -106,15 +117,32 @@ export function chooseText(group) {
   return min === 1 ? t('choice.one', { group: group.name }) : t('choice.min', { group: group.name, n: min });
 }
 
+/**
+ * The status box under "Place order": `kind` is its data-state (idle,
+ * sending, retrying, success, info, error, cancelled); `extra` may name the
+ * ticket, a refusal's code, and the order it tells about (orderId and its
+ * status), which it then follows as the kitchen moves it along.
+ */
 export function setStatus(kind, text, extra = {}) {
   const box = $('status');
-  box.setAttribute('aria-live', kind === 'error' ? 'assertive' : 'polite');
+  box.setAttribute('aria-live', kind === 'error' || kind === 'cancelled' ? 'assertive' : 'polite');
   box.dataset.state = kind;
-  if (extra.ticket != null) box.dataset.ticket = String(extra.ticket);
-  else delete box.dataset.ticket;
-  if (extra.code) box.dataset.code = extra.code;
-  else delete box.dataset.code;
+  for (const [attr, value] of [
+    ['ticket', extra.ticket], ['code', extra.code], ['orderId', extra.orderId], ['orderStatus', extra.orderStatus],
+  ]) {
+    if (value != null && value !== '') box.dataset[attr] = String(value);
+    else delete box.dataset[attr];
+  }
   box.textContent = text;
+}
+
+/** Where "Place order" leaves the focus once an order is placed: the status, which says how it went. */
+export function focusStatus() {
+  const active = document.activeElement;
+  // Only when the guest's focus was on the order's buttons or got lost
+  // (the button is disabled once the cart is empty): never steal it.
+  if (active && active !== document.body && active !== $('confirm') && active !== $('order-again')) return;
+  $('status').focus({ preventScroll: false });
 }
 
 export function showNotice(kind, text, code = null) {
@@ -139,6 +167,7 @@ export function problemText(err) {
     case 'PIN_LOCKED': return t('problem.pinLocked', { minutes: minutes(err) });
     case 'SESSION_RATE_LIMITED': return t('problem.rateLimited', { minutes: minutes(err) });
     case 'SESSION_CLOSED': return t('problem.sessionClosed');
+    case 'ACCESS_ENDED': return t('problem.accessEnded');
     case 'NOT_FOUND': return t('problem.notFound');
     case 'CATALOG_NOT_READY': return t('problem.catalogNotReady');
     case 'NETWORK_ERROR':

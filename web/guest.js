@@ -1,13 +1,31 @@
 /**
  * guest.js: the table's ordering page, /t/{sessionId}#pin=123456.
  *
- * The PIN is read from the URL fragment. order-sdk.js trades it for a guest
- * token on the first call and sends the token instead from then on (also on
- * the table's event stream), so other people's wrong PINs cannot lock this
- * page out; the PIN itself goes out (X-Session-PIN, `pin` on the stream)
- * only while no token could be had. Orders go through order-sdk.js, which
- * owns the exactly-once rules (one Idempotency-Key per cart, joined double
- * taps, retries, reconciliation).
+ * The PIN is read from the URL fragment, once. order-sdk.js trades it for a
+ * guest token on the first call and sends the token instead from then on
+ * (also on the table's event stream), so other people's wrong PINs cannot
+ * lock this page out; the PIN itself goes out (X-Session-PIN, `pin` on the
+ * stream) only while no token could be had. The token is kept per table in
+ * sessionStorage ('ordergate.guestToken.<sessionId>', see order-sdk.js):
+ * once the page holds it, the PIN is taken out of the address
+ * (history.replaceState to /t/{sessionId}), and a reload, or a phone
+ * restoring the tab, opens the table with the stored token alone. In-page
+ * links (the skip links, the tabs, the category chips, the "View your
+ * order" bar) scroll to their target and move the focus there without
+ * touching the address. A token that dies (checkout, expiry) is said so:
+ * a table the page saw checked out is remembered as such
+ * ('ordergate.closed.<sessionId>' in sessionStorage); a token refused with
+ * no PIN to trade in again asks for the QR code (ACCESS_ENDED).
+ *
+ * Orders go through order-sdk.js, which owns the exactly-once rules (one
+ * Idempotency-Key per cart, joined double taps, retries, reconciliation).
+ * An order whose outcome stays unknown (NOT_CONFIRMED) is kept, with its
+ * cart, and sent again by the page itself with the same key as soon as the
+ * connection is back (the stream live again, the browser online, the page
+ * shown again, or a light read of the table that succeeds), also after a
+ * reload; the status box then says how it went. After an order is placed
+ * the focus goes to the status box, which follows that order's later
+ * statuses (and says so when the restaurant cancels it).
  *
  * The page's own texts come from web/i18n/<lang>.json (see i18n.js), in the
  * language the guest chose (kept in localStorage 'ordergate.lang'), else
@@ -27,14 +45,22 @@
  *   html[lang]                      the language shown; html[data-lang-ready]
  *                                   the language whose texts and menu are in
  *                                   place (set after each switch)
+ *   a.skip-link[href="#menu"], a.skip-link[href="#cart"]  "Skip to the menu",
+ *                                   "Skip to your order": the first two tab stops
+ *   #tabs a[href="#menu" | "#cart" | "#history"]  the page's tabs (one row,
+ *                                   none cut off, from 320 px wide); #nav-cart-count
  *   #notice                         page-level problem (bad link, table closed,
- *                                   PIN locked), hidden when there is none;
- *                                   data-code: the problem's code, if any
+ *                                   PIN locked, access ended), hidden when
+ *                                   there is none; data-code: the problem's
+ *                                   code, if any (SESSION_CLOSED, PIN_LOCKED,
+ *                                   ACCESS_ENDED, BAD_LINK, …)
  *     #retry                        "Try again" (reloads), while the PIN is locked
  *   #menu-items[aria-busy]          "false" once the menu is shown
  *   #categories a[href="#cat-N"]    category links; sections are #cat-N
  *                                   (hidden, like their link, while the filter
- *                                   leaves none of their items)
+ *                                   leaves none of their items); a tap
+ *                                   scrolls there and focuses the section,
+ *                                   the address stays as it is
  *   #filter-bar                     hidden when no item declares allergens or tags
  *   #filter-toggle[aria-expanded]   shows #filters, the menu filter (#filter-count:
  *                                   how many choices are on):
@@ -98,20 +124,33 @@
  *     #cart-empty, #cart-total, #note (≤ 200 chars), #note-count
  *     #cart-problem                 why the cart cannot be sent (sold out, …)
  *     #confirm                      "Place order · $12.90"; "Sending…" with
- *                                   aria-busy="true" while a submit runs
+ *                                   aria-busy="true" while a submit runs;
+ *                                   "Send my order again" while an order is
+ *                                   unconfirmed
  *     #status[data-state]           idle | sending | retrying | success | info
- *                                   | error; the text, e.g. "Order placed —
- *                                   ticket 12" or "Already placed — ticket 12"
+ *                                   | error | cancelled; the text, e.g. "Order
+ *                                   placed — ticket 12" or "Already placed —
+ *                                   ticket 12", then the order's later status
+ *                                   ("Ticket 12: your order is being
+ *                                   prepared.", "Ticket 12 was cancelled by
+ *                                   the restaurant. …" with state cancelled);
+ *                                   tabindex=-1: it takes the focus once an
+ *                                   order is placed
  *     #status[data-ticket]          the ticket number after a success
+ *     #status[data-order-id][data-order-status]  the order it tells about
+ *                                   and its status as last heard
  *     #status[data-code]            the refusal's code after an error
- *                                   (INVALID_OPTIONS, OUT_OF_STOCK, …)
+ *                                   (INVALID_OPTIONS, OUT_OF_STOCK,
+ *                                   NOT_CONFIRMED: kept and sent again by
+ *                                   itself once the connection is back, …)
  *     #order-again                  shown after "already placed": order the
  *                                   same cart once more (allowRepeat)
  *   #orders > li[data-order-id][data-order-status][data-ticket]
  *                                   the table's orders, newest first; the
  *                                   human status is in [data-role="status"]
  *   #orders-empty
- *   #cart-bar                       phone footer linking to #cart
+ *   #cart-bar                       phone footer linking to #cart, one row:
+ *     #cart-bar-count, #cart-bar-total  "2 dishes", "$12.90"
  *   #announce                       polite live region (cart changes, order
  *                                   status changes)
  *   document.documentElement[data-ready="true"]  once the first load is done
@@ -134,10 +173,11 @@ import {
   loadCart, saveCart, putLine, addToCart, changeLine, renderCart, setCartInView, updateNoteCount,
 } from './guest-cart.js';
 import {
-  placeOrder, onProgress, refreshOrders, upsertOrder, renderOrders,
+  placeOrder, onProgress, refreshOrders, upsertOrder, renderOrders, resumeOrder, restoreUnconfirmed,
 } from './guest-orders.js';
 
 const LANG_STORAGE_KEY = 'ordergate.lang';
+const CLOSED_PREFIX = 'ordergate.closed.';
 
 // ── languages ───────────────────────────────────────────────────────────
 
@@ -234,6 +274,7 @@ async function menuChanged() {
 
 function fatal(text, { kind = 'error', code = null } = {}) {
   showNotice(kind, text, code);
+  stopOrdering();
   // The page stops before it learns the shop or opens the stream.
   $('live').hidden = true;
   $('shop-name').textContent = t('shop.fallback');
@@ -245,21 +286,97 @@ function fatal(text, { kind = 'error', code = null } = {}) {
 }
 
 function setClosed() {
+  // A checked-out table stays checked out: a reload says so without its
+  // token (dead now) or its PIN (gone from the address).
+  rememberClosed(state.sessionId);
   if (state.closed) return;
   state.closed = true;
   // The server ends the stream at checkout; nothing would come any more.
   state.stream?.close();
   setLive('closed');
   showNotice('warning', problemText({ code: 'SESSION_CLOSED' }), 'SESSION_CLOSED');
+  stopOrdering();
   saveCart(); // a closed table's cart is not kept
   updateAvailability();
   renderCart();
+}
+
+/**
+ * The guest token was refused (expired, or the table was checked out: the
+ * server answers both alike) and the page has no PIN to trade in again:
+ * say so, and stop.
+ */
+function setAccessEnded() {
+  if (state.closed) return;
+  state.closed = true;
+  state.accessEnded = true; // the table may still be open: its cart is kept for the QR code scanned again
+  state.stream?.close();
+  setLive('closed');
+  showNotice('warning', problemText({ code: 'ACCESS_ENDED' }), 'ACCESS_ENDED');
+  stopOrdering();
+  updateAvailability();
+  renderCart();
+}
+
+/** No order is sent by itself any more (the table is closed, or the page cannot reach it). */
+function stopOrdering() {
+  clearTimeout(state.resumeTimer);
+  state.resumeTimer = null;
+}
+
+function rememberClosed(sessionId) {
+  try { sessionStorage.setItem(CLOSED_PREFIX + sessionId, '1'); } catch { /* this visit only */ }
+}
+
+function knownClosed(sessionId) {
+  try { return sessionStorage.getItem(CLOSED_PREFIX + sessionId) === '1'; } catch { return false; }
 }
 
 function setLive(status) {
   const live = $('live');
   live.dataset.state = status;
   live.textContent = t(`live.${status}`);
+}
+
+// ── in-page links ───────────────────────────────────────────────────────
+
+const reducedMotion = () => window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
+
+/**
+ * Scrolls to an element of the page and moves the focus there, as an
+ * in-page link would, but without changing the address: the page's address
+ * is what a reload starts from, and a fragment would replace what it needs.
+ */
+function jumpTo(target) {
+  if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+  target.focus({ preventScroll: true });
+  // Just below the sticky top bar, however tall it is (a notice, a narrow phone).
+  const bar = document.querySelector('.topbar')?.getBoundingClientRect().height ?? 0;
+  const top = target.getBoundingClientRect().top + window.scrollY - bar - 8;
+  window.scrollTo({ top: Math.max(0, top), behavior: reducedMotion() ? 'auto' : 'smooth' });
+}
+
+function onLinkClick(e) {
+  if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  const link = e.target.closest?.('a[href^="#"]');
+  if (!link) return;
+  let id;
+  try { id = decodeURIComponent(link.getAttribute('href').slice(1)); } catch { return; }
+  const target = id ? document.getElementById(id) : null;
+  e.preventDefault();
+  if (target && !target.hidden) jumpTo(target);
+}
+
+/**
+ * Takes the PIN out of the address once the page holds the table's token
+ * (kept in sessionStorage): a reload then opens the table with the token,
+ * and the PIN is not shown, bookmarked or shared with the link.
+ */
+function dropPinFromAddress() {
+  if (!/(^#|&)pin=/.test(location.hash) || typeof history.replaceState !== 'function') return;
+  try {
+    history.replaceState(history.state, '', `${location.pathname}${location.search}`);
+  } catch { /* the address keeps it: in-page links leave it alone anyway */ }
 }
 
 // ── wiring ──────────────────────────────────────────────────────────────
@@ -271,6 +388,7 @@ function openSheet(itemId, opener) {
 }
 
 function wire() {
+  document.addEventListener('click', onLinkClick);
   $('menu-items').addEventListener('click', (e) => {
     const button = e.target.closest('button[data-action]');
     if (button && !button.disabled) {
@@ -325,26 +443,39 @@ function wire() {
     if (document.visibilityState === 'visible' && state.menu) {
       refreshMenu();
       refreshOrders();
+      resumeOrder();
     }
   });
+  // The connection is back: an unconfirmed order goes again by itself.
+  window.addEventListener('online', () => { if (state.session) resumeOrder(); });
 }
 
 function parseLocation() {
   const m = /^\/t\/([^/]+)\/?$/.exec(location.pathname);
-  const sessionId = m ? decodeURIComponent(m[1]) : null;
+  let sessionId = null;
+  try { sessionId = m ? decodeURIComponent(m[1]) : null; } catch { /* a broken address */ }
   const pin = new URLSearchParams(location.hash.replace(/^#/, '')).get('pin');
-  return { sessionId, pin };
+  return { sessionId, pin: pin && /^\d{6}$/.test(pin) ? pin : null };
 }
 
 async function main() {
   const { sessionId, pin } = parseLocation();
   state.sessionId = sessionId;
+  // Kept in memory only, to trade in again should the token be refused.
   state.pin = pin;
-  const valid = Boolean(sessionId && pin && /^\d{6}$/.test(pin));
+  // Without the PIN (gone from the address), a table this tab saw checked
+  // out says so; else the stored token opens it.
+  const closedBefore = Boolean(sessionId && !pin && knownClosed(sessionId));
+  if (sessionId && !closedBefore) {
+    state.client = createOrderClient({
+      sessionId, pin, onProgress, onToken: (held) => { if (held) dropPinFromAddress(); },
+    });
+  }
+  const valid = Boolean(state.client?.hasAccess);
+  if (state.client?.hasToken) dropPinFromAddress();
   // The session is asked for while the texts are read.
   let reading = null;
   if (valid) {
-    state.client = createOrderClient({ sessionId, pin, onProgress });
     reading = state.client.getSession().then((session) => ({ session }), (error) => ({ error }));
   }
   // Until the shop says which languages it has: the guest's own, if there
@@ -370,13 +501,18 @@ async function main() {
     state.sheet.refresh();
   };
   hooks.setClosed = setClosed;
+  hooks.setAccessEnded = setAccessEnded;
   hooks.languagesChanged = renderLanguageSwitch;
   wire();
   $('shop-name').textContent = t('shop.loading');
   setLive('connecting');
   updateNoteCount();
+  if (closedBefore) {
+    fatal(problemText({ code: 'SESSION_CLOSED' }), { kind: 'warning', code: 'SESSION_CLOSED' });
+    return;
+  }
   if (!valid) {
-    fatal(t('problem.badLink'));
+    fatal(t('problem.badLink'), { code: 'BAD_LINK' });
     return;
   }
   loadCart();
@@ -386,7 +522,9 @@ async function main() {
 
   const { session, error: err } = await reading;
   if (err) {
-    fatal(problemText(err), { kind: err?.code === 'SESSION_CLOSED' ? 'warning' : 'error', code: err?.code });
+    if (err?.code === 'SESSION_CLOSED') rememberClosed(sessionId);
+    const calm = err?.code === 'SESSION_CLOSED' || err?.code === 'ACCESS_ENDED';
+    fatal(problemText(err), { kind: calm ? 'warning' : 'error', code: err?.code });
     // A lock lapses, or staff lift it: the guest can try again from here.
     if (err?.code === 'PIN_LOCKED') {
       const retry = el('button', { type: 'button', id: 'retry', class: 'btn btn-secondary' }, t('action.retry'));
@@ -405,11 +543,13 @@ async function main() {
       // The table's session.closed event, or a checkout the stream missed.
       onEnd: (err) => {
         if (err.code === 'SESSION_CLOSED') setClosed();
+        else if (err.code === 'ACCESS_ENDED') setAccessEnded();
         else showNotice('error', problemText(err), err.code);
       },
       // Every (re)connection: catch up on what the stream could not replay
-      // (a lapsed 86, changes while the menu was first read).
-      onOpen: () => { refreshMenu(); refreshOrders(); },
+      // (a lapsed 86, changes while the menu was first read), and send an
+      // order left unconfirmed while the connection was down.
+      onOpen: () => { refreshMenu(); refreshOrders(); resumeOrder(); },
       onEvent: (type, data) => {
         if (type === 'stock.changed') applyStock(data);
         else if (type === 'order.placed' || type === 'order.updated') upsertOrder(data);
@@ -418,6 +558,7 @@ async function main() {
     });
   }
 
+  if (!state.closed) restoreUnconfirmed();
   // The shop decides the languages; the menu is read in the chosen one.
   const orders = refreshOrders();
   try {

@@ -26,7 +26,8 @@
  *   //                         shows the order was placed
  *
  * createOrderClient(options) takes:
- *   sessionId (required), pin (required, 6 digits), baseUrl ('' = same origin),
+ *   sessionId (required), pin (6 digits; may be left out when this tab
+ *   holds the session's guest token, see below), baseUrl ('' = same origin),
  *   clientId (default: persisted per device, see below),
  *   fetch, storage (getItem/setItem/removeItem; default localStorage, falls
  *   back to memory), now() → ms, sleep(ms) → Promise, setTimeout/clearTimeout
@@ -41,7 +42,8 @@
  *   tokenStorage (where the guest token is kept; default sessionStorage,
  *   falls back to memory), exchangeRetryMs (30000: after an exchange that
  *   failed, how long the PIN is used before the next one is tried),
- *   onProgress(event).
+ *   onProgress(event), onToken(held) (called with true when a guest token
+ *   is stored, false when it is dropped).
  *
  * The client has:
  *   clientId                    this device's X-Client-Id
@@ -49,6 +51,11 @@
  *   pending                     true while a submit runs
  *   currentKey                  the Idempotency-Key of the current cart, or null
  *   keyFor(cart, {allowRepeat}) the key submit(cart) would use now (creates it)
+ *   pendingKeyFor(cart, {allowRepeat})  the key kept for this cart (also
+ *                               across a reload), or null; creates nothing
+ *   hasToken                    true while a guest token is held
+ *   hasAccess                   true while there is a credential to send (a
+ *                               token or the PIN)
  *   getSession()                GET /api/v1/sessions/{id}
  *   listOrders({limit})         GET /api/v1/sessions/{id}/orders → orders[]
  *   subscribeEvents(options)    the table's event stream with the client's
@@ -76,6 +83,11 @@
  *   - A token answered 401 UNAUTHORIZED (expired, or unknown to the server)
  *     is dropped, traded in again and the call sent once more. One answered
  *     410 SESSION_CLOSED is dropped (tokens die at checkout).
+ *   - Without a PIN (a page that dropped it from its address once it had
+ *     the token, then reloaded) the stored token is the only credential.
+ *     Once it is refused (expired, or dead since checkout: the server
+ *     answers 401 for both) there is nothing to trade in: the call rejects
+ *     with ACCESS_ENDED, and the table's stream ends with it.
  *
  * The rules submit() follows:
  *   - One Idempotency-Key (UUID v4) per cart. The key is kept through every
@@ -133,6 +145,7 @@
  * the problem's `errors`), reason and line (INVALID_CART), checked (NOT_CONFIRMED: true when the order
  * list was read and the order was not in it). Codes the SDK makes itself:
  * ORDER_PENDING, INVALID_CART, NETWORK_ERROR, TIMEOUT, NOT_CONFIRMED,
+ * ACCESS_ENDED (no PIN, and the guest token was refused or is not there),
  * HTTP_<status> (an answer with no problem code).
  *
  * ── Other helpers ────────────────────────────────────────────────────────
@@ -217,7 +230,7 @@ const FINAL_CODES = new Set(['CATALOG_NOT_READY', 'PIN_LOCKED', 'SESSION_RATE_LI
  */
 const ACCESS_REFUSALS = new Set(['PIN_INVALID', 'PIN_LOCKED', 'SESSION_CLOSED']);
 /** Answers after which a table's stream is not opened again. */
-const STREAM_ENDINGS = new Set(['SESSION_CLOSED', 'PIN_INVALID', 'NOT_FOUND']);
+const STREAM_ENDINGS = new Set(['SESSION_CLOSED', 'PIN_INVALID', 'NOT_FOUND', 'ACCESS_ENDED']);
 
 export class OrdergateError extends Error {
   /**
@@ -571,9 +584,9 @@ function trimBase(baseUrl) {
 // ── the order client ────────────────────────────────────────────────────
 
 export function createOrderClient(options = {}) {
-  const { sessionId, pin } = options;
+  const { sessionId } = options;
+  const pin = options.pin ? String(options.pin) : null;
   if (!sessionId) throw new TypeError('createOrderClient: sessionId is required');
-  if (!pin) throw new TypeError('createOrderClient: pin is required');
   const deps = resolveDeps(options);
   const base = trimBase(options.baseUrl);
   const storage = safeStorage(options.storage ?? defaultStorage());
@@ -581,6 +594,7 @@ export function createOrderClient(options = {}) {
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? defaultSleep;
   const onProgress = options.onProgress ?? (() => {});
+  const onToken = options.onToken ?? (() => {});
   const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
   const maxElapsedMs = options.maxElapsedMs ?? 30000;
   const baseDelayMs = options.baseDelayMs ?? 500;
@@ -597,7 +611,7 @@ export function createOrderClient(options = {}) {
 
   const sessionPath = `${base}/api/v1/sessions/${encodeURIComponent(sessionId)}`;
   const pendingStorageKey = PENDING_KEY_PREFIX + sessionId;
-  const pinHeader = { 'X-Session-PIN': String(pin) };
+  const pinHeader = pin ? { 'X-Session-PIN': pin } : null;
   const tokenStorageKey = GUEST_TOKEN_PREFIX + sessionId;
 
   /** This session's guest token, or null while the PIN is the credential. */
@@ -673,8 +687,16 @@ export function createOrderClient(options = {}) {
    */
   function dropToken(refused) {
     if (refused !== undefined && refused !== `Bearer ${token}`) return;
+    const had = token !== null;
     token = null;
     tokenStorage.remove(tokenStorageKey);
+    if (had) onToken(false);
+  }
+
+  /** No PIN to fall back on, and no token (any more). */
+  function accessEnded() {
+    return new OrdergateError('ACCESS_ENDED',
+      'This page has no access to the table any more. Scan the QR code on the table again.', { status: 401 });
   }
 
   /**
@@ -698,6 +720,7 @@ export function createOrderClient(options = {}) {
     if (typeof granted === 'string' && granted) {
       token = granted;
       tokenStorage.set(tokenStorageKey, granted);
+      onToken(true);
       return;
     }
     const err = problemError(answer, deps.now());
@@ -711,11 +734,13 @@ export function createOrderClient(options = {}) {
    * the PIN is sent, the server judges the PIN, lockouts included.
    */
   async function authHeaders() {
-    if (!token && deps.now() >= nextExchangeAt) {
+    if (!token && pin && deps.now() >= nextExchangeAt) {
       exchanging ??= exchangeToken().finally(() => { exchanging = null; });
       await exchanging;
     }
-    return token ? { Authorization: `Bearer ${token}` } : pinHeader;
+    if (token) return { Authorization: `Bearer ${token}` };
+    if (pinHeader) return pinHeader;
+    throw accessEnded();
   }
 
   /** A guest GET; a token the server no longer knows is traded in once. */
@@ -756,7 +781,7 @@ export function createOrderClient(options = {}) {
     try {
       return await authHeaders();
     } catch (err) {
-      if (err.code === 'SESSION_CLOSED') return pinHeader;
+      if (err.code === 'SESSION_CLOSED' && pinHeader) return pinHeader;
       throw err;
     }
   }
@@ -803,8 +828,10 @@ export function createOrderClient(options = {}) {
         continue;
       }
       if (refusal === 'SESSION_CLOSED' && !pinOnly) {
-        pinOnly = true;
         dropToken(auth.Authorization);
+        // Without a PIN there is nothing to ask for the replay with.
+        if (!pinHeader) throw problemError(answer, deps.now());
+        pinOnly = true;
         continue;
       }
       if (answer) {
@@ -914,7 +941,7 @@ export function createOrderClient(options = {}) {
   function subscribeEvents(subscribeOptions = {}) {
     const closedError = () => new OrdergateError('SESSION_CLOSED', 'This table has been checked out.', { status: 410 });
     return subscribe((lastEventId) => {
-      const q = new URLSearchParams(token ? { access_token: token } : { pin: String(pin) });
+      const q = new URLSearchParams(token ? { access_token: token } : { pin: String(pin ?? '') });
       if (lastEventId != null) q.set('lastEventId', String(lastEventId));
       return `${sessionPath}/events?${q}`;
     }, subscribeOptions, {
@@ -944,8 +971,14 @@ export function createOrderClient(options = {}) {
     subscribeEvents,
     get pending() { return inflight !== null; },
     get currentKey() { return current?.key ?? null; },
+    get hasToken() { return token !== null; },
+    get hasAccess() { return token !== null || pinHeader !== null; },
     keyFor(cart, { allowRepeat = false } = {}) {
       return keyForCanonical(JSON.stringify(canonicalCart(cart, { allowRepeat })));
+    },
+    pendingKeyFor(cart, { allowRepeat = false } = {}) {
+      const canonical = JSON.stringify(canonicalCart(cart, { allowRepeat }));
+      return current && current.canonical === canonical ? current.key : null;
     },
   };
 }

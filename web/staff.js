@@ -45,7 +45,9 @@
 //                          while untracked: [data-role=restock-hint] says why)
 //     button[data-action=toggle-sold-out][aria-pressed]  the 86 toggle
 //     input[data-field=sold-out-until]  optional end of a new 86 (datetime-local;
-//                          hidden while the item is sold out)
+//                          hidden while the item is sold out), read and
+//                          written as the shop's wall clock (its timezone,
+//                          named in the input's title), not the device's
 //     [data-role=sold-out-until]        "until …" while an 86 with an end holds
 //     [data-role=row-message]           the row's last result (data-kind = ok|error)
 //   Audit
@@ -64,6 +66,7 @@ import {
   clearProblem,
   formatAge,
   formatDateTime,
+  fromZonedInputValue,
   h,
   IntentKeys,
   LiveStream,
@@ -72,7 +75,9 @@ import {
   problemText,
   serverNow,
   shopIdFromPath,
+  shopTimeZone,
   showProblem,
+  toZonedInputValue,
   withStaffToken,
 } from './console.js';
 import { createMenuEditor } from './menu-editor.js';
@@ -666,7 +671,10 @@ function updateRow(entry) {
       ? 'no stock left'
       : '';
   const untilInput = row.querySelector('[data-field=sold-out-until]');
-  if (document.activeElement !== untilInput) untilInput.min = localInputValue(new Date());
+  if (document.activeElement !== untilInput) {
+    untilInput.min = toZonedInputValue(serverNow());
+    untilInput.title = `Shop time (${shopTimeZone()})`;
+  }
   // A new 86 may get an end; one in force is turned off first.
   row.querySelector('.until-group').hidden = soldOut;
   return row;
@@ -779,7 +787,7 @@ function buildRow(entry) {
             'label',
             { for: `until-${id}`, class: 'until-label' },
             'until',
-            h('span', { class: 'visually-hidden', text: ` (${name} sold out until, optional)` }),
+            h('span', { class: 'visually-hidden', text: ` (${name} sold out until, optional, shop time)` }),
           ),
           h('input', {
             id: `until-${id}`,
@@ -844,8 +852,9 @@ function toggleSoldOut(row) {
   const untilInput = row.querySelector('[data-field=sold-out-until]');
   let soldOutUntil = null;
   if (untilInput.value) {
-    const until = new Date(untilInput.value);
-    if (Number.isNaN(until.getTime()) || until.getTime() <= Date.now()) {
+    // What staff typed is the shop's wall clock, wherever this device's clock is set.
+    const until = new Date(fromZonedInputValue(untilInput.value));
+    if (Number.isNaN(until.getTime()) || until.getTime() <= serverNow()) {
       rowMessage(row, 'error', 'The end of the 86 must be in the future (or leave it empty).');
       untilInput.setAttribute('aria-invalid', 'true');
       untilInput.focus();
@@ -965,12 +974,6 @@ function applyFilter() {
     if (match) shown += 1;
   }
   $('inventory-empty').hidden = shown > 0 || rows.size === 0;
-}
-
-/** `YYYY-MM-DDTHH:MM` in local time, for datetime-local inputs. */
-function localInputValue(d) {
-  const p = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
 // ---------------------------------------------------------------- audit

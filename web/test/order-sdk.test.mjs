@@ -477,6 +477,116 @@ describe('guest token', () => {
   });
 });
 
+describe('without a PIN (the page took it out of its address)', () => {
+  const bearer = (c) => c.headers.Authorization;
+
+  test('the stored token is the credential: used at once, no exchange, no PIN anywhere', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_kept' });
+    const h = harness({ pin: null, tokenStorage, script: [json(200, { sessionId: SESSION }), json(201, order())] });
+    assert.equal(h.client.hasAccess, true);
+    assert.equal(h.client.hasToken, true);
+    await h.client.getSession();
+    await h.client.submit(CART);
+    assert.equal(h.exchanges.length, 0);
+    assert.deepEqual(h.calls.map(bearer), ['Bearer og_guest_kept', 'Bearer og_guest_kept']);
+    assert.ok(h.calls.every((c) => c.headers['X-Session-PIN'] === undefined));
+  });
+
+  test('neither PIN nor token: no access, and nothing is sent', async () => {
+    const h = harness({ pin: null });
+    assert.equal(h.client.hasAccess, false);
+    await assert.rejects(h.client.getSession(), { code: 'ACCESS_ENDED', status: 401 });
+    await assert.rejects(h.client.submit(CART), { code: 'ACCESS_ENDED' });
+    assert.equal(h.calls.length + h.exchanges.length, 0);
+  });
+
+  test('a refused token (expired, or dead since checkout) ends the access: ACCESS_ENDED, dropped, said', async () => {
+    const tokens = [];
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_dead' });
+    const h = harness({ pin: null, tokenStorage, onToken: (held) => tokens.push(held), script: [problem(401, 'UNAUTHORIZED')] });
+    await assert.rejects(h.client.getSession(), { code: 'ACCESS_ENDED' });
+    assert.equal(h.calls.length, 1, 'no second try with nothing to send');
+    assert.equal(h.exchanges.length, 0);
+    assert.equal(tokenStorage.map.has(TOKEN_KEY), false);
+    assert.equal(h.client.hasAccess, false);
+    assert.deepEqual(tokens, [false]);
+  });
+
+  test('an order whose token is refused: ACCESS_ENDED, the key kept', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_dead' });
+    const h = harness({ pin: null, tokenStorage, script: [problem(401, 'UNAUTHORIZED')] });
+    await assert.rejects(h.client.submit(CART), { code: 'ACCESS_ENDED' });
+    assert.equal(h.posts().length, 1);
+    assert.equal(h.client.pendingKeyFor(CART), h.keys()[0], 'the cart keeps its key');
+  });
+
+  test('an order refused SESSION_CLOSED to the token is that answer (no PIN to ask for a replay with)', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_kept' });
+    const h = harness({ pin: null, tokenStorage, script: [problem(410, 'SESSION_CLOSED')] });
+    await assert.rejects(h.client.submit(CART), { code: 'SESSION_CLOSED', status: 410 });
+    assert.equal(h.posts().length, 1);
+    assert.ok(h.posts().every((c) => c.headers['X-Session-PIN'] === undefined));
+  });
+
+  test('the table\'s stream ends with ACCESS_ENDED once the token is refused', async () => {
+    FakeEventSource.instances = [];
+    const statuses = [];
+    const ends = [];
+    const timers = [];
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_kept' });
+    const h = harness({ pin: null, tokenStorage, script: [problem(401, 'UNAUTHORIZED')] });
+    h.client.subscribeEvents({
+      EventSource: FakeEventSource,
+      setTimeout: (fn, ms) => { timers.push({ fn, ms }); return timers.length; },
+      clearTimeout: () => {},
+      random: () => 1,
+      onStatus: (status) => statuses.push(status),
+      onEnd: (err) => ends.push(err),
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const [es] = FakeEventSource.instances;
+    assert.equal(es.url, `/api/v1/sessions/${SESSION}/events?access_token=og_guest_kept`);
+    es.open();
+    es.readyState = 2;
+    es.emit('error');
+    timers[0].fn();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(ends[0]?.code, 'ACCESS_ENDED');
+    assert.equal(statuses.at(-1), 'closed');
+    assert.equal(FakeEventSource.instances.length, 1, 'no new stream');
+  });
+
+  test('onToken tells when a token is stored', async () => {
+    const tokens = [];
+    const h = harness({ onToken: (held) => tokens.push(held), script: [json(200, { sessionId: SESSION })] });
+    assert.equal(h.client.hasToken, false);
+    await h.client.getSession();
+    assert.deepEqual(tokens, [true]);
+    assert.equal(h.client.hasToken, true);
+  });
+});
+
+describe('pendingKeyFor', () => {
+  test('is the key kept for a cart after NOT_CONFIRMED (also after a reload), and creates none', async () => {
+    const storage = memoryStorage();
+    const h = harness({ storage, maxAttempts: 1, script: [networkError(), networkError()] });
+    assert.equal(h.client.pendingKeyFor(CART), null, 'nothing before a submit');
+    assert.equal(h.client.currentKey, null, 'and nothing was made');
+    await assert.rejects(h.client.submit(CART), { code: 'NOT_CONFIRMED' });
+    const key = h.keys()[0];
+    assert.equal(h.client.pendingKeyFor(CART), key);
+    assert.equal(h.client.pendingKeyFor({ ...CART, note: '  no onions ' }), key, 'canonical form');
+    assert.equal(h.client.pendingKeyFor(OTHER_CART), null);
+    assert.equal(h.client.pendingKeyFor(CART, { allowRepeat: true }), null);
+    assert.equal(h.client.currentKey, key, 'asking changed nothing');
+    const reloaded = harness({ storage, script: [json(201, order({ idempotentReplay: true }))] });
+    assert.equal(reloaded.client.pendingKeyFor(CART), key);
+    await reloaded.client.submit(CART);
+    assert.equal(reloaded.keys()[0], key);
+    assert.equal(reloaded.client.pendingKeyFor(CART), null, 'settled');
+  });
+});
+
 // ── idempotency keys ────────────────────────────────────────────────────
 
 describe('Idempotency-Key', () => {
