@@ -20,6 +20,7 @@ pub mod session;
 pub mod shop;
 pub mod table;
 pub mod validation;
+pub mod wait;
 
 pub use rejection::Rejection;
 

@@ -253,6 +253,8 @@ mod tests {
             currency: "USD".into(),
             timezone: crate::shop::ShopTimeZone::UTC,
             languages: Languages::default(),
+            kitchen_warn_minutes: crate::shop::KITCHEN_WARN_MINUTES,
+            kitchen_late_minutes: crate::shop::KITCHEN_LATE_MINUTES,
             created_at: now,
         };
         let (curry, soup, cheese) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
@@ -329,6 +331,8 @@ mod tests {
             currency: "JPY".into(),
             timezone: crate::shop::ShopTimeZone::UTC,
             languages: Languages::default(),
+            kitchen_warn_minutes: crate::shop::KITCHEN_WARN_MINUTES,
+            kitchen_late_minutes: crate::shop::KITCHEN_LATE_MINUTES,
             created_at: now,
         };
         let (steak, rare, fries) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
@@ -384,6 +388,8 @@ mod tests {
             currency: "JPY".into(),
             timezone: crate::shop::ShopTimeZone::UTC,
             languages,
+            kitchen_warn_minutes: crate::shop::KITCHEN_WARN_MINUTES,
+            kitchen_late_minutes: crate::shop::KITCHEN_LATE_MINUTES,
             created_at: now,
         };
         let both = |ja: &str, en: &str| {

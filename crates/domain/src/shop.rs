@@ -32,13 +32,19 @@ pub struct NewShop {
 /// Body of `PATCH /shops/{shopId}`: what a shop may change about itself.
 /// Its currency and time zone stay: prices and ticket days are counted in
 /// them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ShopPatch {
     pub name: Option<String>,
     #[cfg_attr(feature = "openapi", schema(example = json!(["ja", "en"])))]
     pub languages: Option<Vec<String>>,
+    /// Minutes after which a ticket shows amber on the kitchen display.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 240, example = 6))]
+    pub kitchen_warn_minutes: Option<i64>,
+    /// Minutes after which a ticket shows red; more than the warning.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 240, example = 12))]
+    pub kitchen_late_minutes: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,8 +59,19 @@ pub struct Shop {
     /// The menu's languages, the default first.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["ja", "en"])))]
     pub languages: Languages,
+    /// Minutes after which a ticket shows amber on the kitchen display.
+    pub kitchen_warn_minutes: i64,
+    /// Minutes after which it shows red.
+    pub kitchen_late_minutes: i64,
     pub created_at: DateTime<Utc>,
 }
+
+/// A ticket's age colours, until the shop sets its own: amber at 5
+/// minutes, red at 10.
+pub const KITCHEN_WARN_MINUTES: i64 = 5;
+pub const KITCHEN_LATE_MINUTES: i64 = 10;
+/// The longest threshold: four hours.
+const MAX_KITCHEN_MINUTES: i64 = 240;
 
 /// A shop's IANA time zone, checked when the shop is created: its days
 /// (ticket numbers restart at its midnight) are counted in it.
@@ -115,6 +132,8 @@ impl NewShop {
             currency: self.currency,
             timezone,
             languages,
+            kitchen_warn_minutes: KITCHEN_WARN_MINUTES,
+            kitchen_late_minutes: KITCHEN_LATE_MINUTES,
             created_at,
         })
     }
@@ -131,9 +150,39 @@ impl ShopPatch {
             None => shop.languages.clone(),
             Some(tags) => Languages::validate(tags, "languages", &mut errors),
         };
+        let warn = self
+            .kitchen_warn_minutes
+            .unwrap_or(shop.kitchen_warn_minutes);
+        let late = self
+            .kitchen_late_minutes
+            .unwrap_or(shop.kitchen_late_minutes);
+        let mut in_range = true;
+        for (field, given) in [
+            ("kitchenWarnMinutes", self.kitchen_warn_minutes),
+            ("kitchenLateMinutes", self.kitchen_late_minutes),
+        ] {
+            if given.is_some_and(|m| !(1..=MAX_KITCHEN_MINUTES).contains(&m)) {
+                errors.push(field, format!("must be 1–{MAX_KITCHEN_MINUTES} minutes"));
+                in_range = false;
+            }
+        }
+        if in_range && warn >= late {
+            // Named where the change came from: the field the patch gave.
+            let field = if self.kitchen_late_minutes.is_some() {
+                "kitchenLateMinutes"
+            } else {
+                "kitchenWarnMinutes"
+            };
+            errors.push(
+                field,
+                format!("the red threshold ({late}) must come after the amber one ({warn})"),
+            );
+        }
         errors.finish(Shop {
             name: self.name.map_or(shop.name, |name| name.trim().to_owned()),
             languages,
+            kitchen_warn_minutes: warn,
+            kitchen_late_minutes: late,
             ..shop
         })
     }
@@ -162,8 +211,8 @@ mod tests {
             serde_json::json!(["en"])
         );
         let patched = ShopPatch {
-            name: None,
             languages: Some(vec!["JA".into(), "en".into()]),
+            ..ShopPatch::default()
         }
         .apply(shop.clone())
         .unwrap();
@@ -177,6 +226,7 @@ mod tests {
         let refused = ShopPatch {
             name: Some(" ".into()),
             languages: Some(vec![]),
+            ..ShopPatch::default()
         }
         .apply(shop);
         let Err(Rejection::Validation(errors)) = refused else {
@@ -184,6 +234,47 @@ mod tests {
         };
         let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["name", "languages"]);
+    }
+
+    #[test]
+    fn kitchen_thresholds_stay_in_range_and_red_comes_after_amber() {
+        let shop = new_shop("JPY", None)
+            .validate(Uuid::nil(), crate::now())
+            .unwrap();
+        assert_eq!(
+            (shop.kitchen_warn_minutes, shop.kitchen_late_minutes),
+            (5, 10)
+        );
+        let patch = |warn, late| ShopPatch {
+            kitchen_warn_minutes: warn,
+            kitchen_late_minutes: late,
+            ..ShopPatch::default()
+        };
+        let fields = |patch: ShopPatch| match patch.apply(shop.clone()) {
+            Ok(shop) => Ok((shop.kitchen_warn_minutes, shop.kitchen_late_minutes)),
+            Err(Rejection::Validation(errors)) => {
+                Err(errors.into_iter().map(|e| e.field).collect::<Vec<_>>())
+            }
+            Err(other) => panic!("{other:?}"),
+        };
+        assert_eq!(fields(patch(Some(6), Some(12))), Ok((6, 12)));
+        assert_eq!(fields(patch(Some(8), None)), Ok((8, 10)), "the other stays");
+        assert_eq!(
+            fields(patch(None, Some(5))),
+            Err(vec!["kitchenLateMinutes".to_owned()]),
+            "red at amber's minute"
+        );
+        assert_eq!(
+            fields(patch(Some(10), None)),
+            Err(vec!["kitchenWarnMinutes".to_owned()])
+        );
+        assert_eq!(
+            fields(patch(Some(0), Some(241))),
+            Err(vec![
+                "kitchenWarnMinutes".to_owned(),
+                "kitchenLateMinutes".to_owned()
+            ])
+        );
     }
 
     #[test]

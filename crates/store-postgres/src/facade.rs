@@ -259,6 +259,15 @@ impl Store for PgStore {
             .await
     }
 
+    async fn kitchen_pace(
+        &self,
+        shop_id: Uuid,
+        since: Timestamp,
+    ) -> StoreResult<Vec<(Timestamp, Timestamp)>> {
+        self.detached(move |pg| async move { pg.kitchen_pace(shop_id, since).await })
+            .await
+    }
+
     async fn events_after(
         &self,
         shop_id: Uuid,

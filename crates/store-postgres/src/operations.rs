@@ -330,6 +330,16 @@ impl Pg {
         done(snapshot, result).await
     }
 
+    pub(crate) async fn kitchen_pace(
+        &self,
+        shop_id: Uuid,
+        since: Timestamp,
+    ) -> StoreResult<Vec<(Timestamp, Timestamp)>> {
+        let mut snapshot = self.snapshot().await?;
+        let result = orders::kitchen_pace(&mut snapshot, shop_id, since).await;
+        done(snapshot, result).await
+    }
+
     pub(crate) async fn events_after(
         &self,
         shop_id: Uuid,

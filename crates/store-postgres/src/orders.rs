@@ -9,6 +9,7 @@ use ordergate_domain::order::{
     LastMove, Order, OrderSource, OrderStatus, Recall, StatusChange, Transition,
 };
 use ordergate_domain::paging::Limit;
+use ordergate_domain::wait::KitchenTimes;
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
@@ -196,7 +197,7 @@ pub(crate) async fn recall(
 }
 
 /// Stores `order` at `status`, its next version, with what a recall may
-/// undo of the move; announces it.
+/// undo of the move and the kitchen's times; announces it.
 async fn move_order(
     tx: &mut Tx,
     order: Order,
@@ -204,9 +205,21 @@ async fn move_order(
     undoable: Option<LastMove>,
     now: Timestamp,
 ) -> Result<Order, PgError> {
+    let times = sqlx::query("select accepted_at, ready_at from orders where order_id = $1")
+        .bind(order.order_id)
+        .try_map(|row: PgRow| {
+            Ok(KitchenTimes {
+                accepted_at: row.try_get(0)?,
+                ready_at: row.try_get(1)?,
+            })
+        })
+        .fetch_one(tx.conn())
+        .await?
+        .after_move(status, now);
     sqlx::query(
         "update orders set status = $2, version = version + 1, updated_at = $3,
-                           last_move_from = $4, last_move_at = $5
+                           last_move_from = $4, last_move_at = $5,
+                           accepted_at = $6, ready_at = $7
          where order_id = $1",
     )
     .bind(order.order_id)
@@ -214,6 +227,8 @@ async fn move_order(
     .bind(now)
     .bind(undoable.map(|m| m.from.as_str()))
     .bind(undoable.map(|m| m.at))
+    .bind(times.accepted_at)
+    .bind(times.ready_at)
     .execute(tx.conn())
     .await?;
     let order = order.moved_to(status);
@@ -260,4 +275,22 @@ async fn put_back_stock(tx: &mut Tx, order: &Order, now: Timestamp) -> Result<()
         .await?;
     }
     Ok(())
+}
+
+/// See `Store::kitchen_pace`.
+pub(crate) async fn kitchen_pace(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    since: Timestamp,
+) -> Result<Vec<(Timestamp, Timestamp)>, PgError> {
+    shops::require(conn, shop_id).await?;
+    Ok(sqlx::query(
+        "select coalesce(accepted_at, created_at), ready_at from orders
+         where shop_id = $1 and ready_at is not null and ready_at >= $2",
+    )
+    .bind(shop_id)
+    .bind(since)
+    .try_map(|row: PgRow| Ok((row.try_get(0)?, row.try_get(1)?)))
+    .fetch_all(conn)
+    .await?)
 }

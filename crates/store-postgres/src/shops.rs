@@ -19,13 +19,16 @@ fn from_row(row: PgRow) -> sqlx::Result<Shop> {
         timezone: name(&row, 3, ShopTimeZone::parse)?,
         created_at: row.try_get(4)?,
         languages: json(&row, 5)?,
+        kitchen_warn_minutes: row.try_get(6)?,
+        kitchen_late_minutes: row.try_get(7)?,
     })
 }
 
 pub(crate) async fn insert(conn: &mut PgConnection, shop: &Shop) -> Result<(), PgError> {
     sqlx::query(
-        "insert into shops (shop_id, name, currency, timezone, created_at, languages)
-         values ($1, $2, $3, $4, $5, $6)",
+        "insert into shops (shop_id, name, currency, timezone, created_at, languages,
+                            kitchen_warn_minutes, kitchen_late_minutes)
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(shop.shop_id)
     .bind(&shop.name)
@@ -33,6 +36,8 @@ pub(crate) async fn insert(conn: &mut PgConnection, shop: &Shop) -> Result<(), P
     .bind(shop.timezone.name())
     .bind(shop.created_at)
     .bind(serde_json::to_string(&shop.languages)?)
+    .bind(shop.kitchen_warn_minutes)
+    .bind(shop.kitchen_late_minutes)
     .execute(conn)
     .await?;
     Ok(())
@@ -48,12 +53,18 @@ pub(crate) async fn update(
 ) -> Result<Shop, PgError> {
     let catalog_version = lock_for_catalog(tx.conn(), shop_id).await?;
     let shop = patch.apply(require(tx.conn(), shop_id).await?)?;
-    sqlx::query("update shops set name = $2, languages = $3 where shop_id = $1")
-        .bind(shop_id)
-        .bind(&shop.name)
-        .bind(serde_json::to_string(&shop.languages)?)
-        .execute(tx.conn())
-        .await?;
+    sqlx::query(
+        "update shops set name = $2, languages = $3, kitchen_warn_minutes = $4,
+                          kitchen_late_minutes = $5
+         where shop_id = $1",
+    )
+    .bind(shop_id)
+    .bind(&shop.name)
+    .bind(serde_json::to_string(&shop.languages)?)
+    .bind(shop.kitchen_warn_minutes)
+    .bind(shop.kitchen_late_minutes)
+    .execute(tx.conn())
+    .await?;
     tx.note(Change::Catalog(shop_id));
     let changed = MenuChanged { catalog_version };
     events::append(tx, shop_id, EventType::MenuChanged, None, &changed, now).await?;
@@ -62,8 +73,9 @@ pub(crate) async fn update(
 
 pub(crate) async fn list(conn: &mut PgConnection) -> Result<Vec<Shop>, PgError> {
     Ok(sqlx::query(
-        "select shop_id, name, currency, timezone, created_at, languages from shops
-         order by created_at, shop_id",
+        "select shop_id, name, currency, timezone, created_at, languages,
+                kitchen_warn_minutes, kitchen_late_minutes
+         from shops order by created_at, shop_id",
     )
     .try_map(from_row)
     .fetch_all(conn)
@@ -72,7 +84,8 @@ pub(crate) async fn list(conn: &mut PgConnection) -> Result<Vec<Shop>, PgError> 
 
 pub(crate) async fn find(conn: &mut PgConnection, shop_id: Uuid) -> Result<Option<Shop>, PgError> {
     Ok(sqlx::query(
-        "select shop_id, name, currency, timezone, created_at, languages
+        "select shop_id, name, currency, timezone, created_at, languages,
+                kitchen_warn_minutes, kitchen_late_minutes
          from shops where shop_id = $1",
     )
     .bind(shop_id)

@@ -182,6 +182,8 @@ async fn changes_are_heard_here_before_the_write_returns_and_on_other_nodes_soon
         currency: "JPY".into(),
         timezone: ordergate_domain::shop::ShopTimeZone::UTC,
         languages: Default::default(),
+        kitchen_warn_minutes: ordergate_domain::shop::KITCHEN_WARN_MINUTES,
+        kitchen_late_minutes: ordergate_domain::shop::KITCHEN_LATE_MINUTES,
         created_at: ordergate_domain::now(),
     };
     here.create_shop(quiet.clone()).await.expect("create");

@@ -337,6 +337,15 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn kitchen_pace(
+        &self,
+        shop_id: Uuid,
+        since: Timestamp,
+    ) -> StoreResult<Vec<(Timestamp, Timestamp)>> {
+        self.read(move |tx| orders::kitchen_pace(tx, shop_id, since))
+            .await
+    }
+
     async fn events_after(
         &self,
         shop_id: Uuid,

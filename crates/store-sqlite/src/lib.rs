@@ -56,6 +56,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0008_tables.sql")),
         M::up(include_str!("../migrations/0009_service_requests.sql")),
         M::up(include_str!("../migrations/0010_recall.sql")),
+        M::up(include_str!("../migrations/0011_kitchen_pace.sql")),
     ])
 }
 

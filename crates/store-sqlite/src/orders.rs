@@ -1,5 +1,6 @@
 //! Orders: a placed one stored, and read back: one, a session's, a shop's.
 
+use ordergate_domain::Timestamp;
 use ordergate_domain::order::{Order, OrderSource, OrderStatus};
 use ordergate_domain::paging::Limit;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -121,4 +122,23 @@ pub(crate) fn of_shop(
         .query_map(params![shop_id.to_string(), filter, limit.get()], from_row)?
         .collect::<Result<_, _>>()?;
     Ok(orders)
+}
+
+/// See `Store::kitchen_pace`.
+pub(crate) fn kitchen_pace(
+    conn: &Connection,
+    shop_id: Uuid,
+    since: Timestamp,
+) -> Result<Vec<(Timestamp, Timestamp)>, SqliteError> {
+    shops::require(conn, shop_id)?;
+    let mut stmt = conn.prepare_cached(
+        "select coalesce(accepted_at, created_at), ready_at from orders
+         where shop_id = ?1 and ready_at is not null and ready_at >= ?2",
+    )?;
+    let times = stmt
+        .query_map(params![shop_id.to_string(), millis(since)], |row| {
+            Ok((time(row, 0)?, time(row, 1)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(times)
 }

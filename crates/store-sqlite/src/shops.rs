@@ -9,7 +9,8 @@ use crate::codec::{json, millis, name, time, uuid};
 use crate::error::SqliteError;
 use crate::events;
 
-const COLUMNS: &str = "shop_id, name, currency, timezone, created_at, languages";
+const COLUMNS: &str = "shop_id, name, currency, timezone, created_at, languages, \
+                       kitchen_warn_minutes, kitchen_late_minutes";
 
 fn from_row(row: &Row) -> rusqlite::Result<Shop> {
     Ok(Shop {
@@ -19,20 +20,25 @@ fn from_row(row: &Row) -> rusqlite::Result<Shop> {
         timezone: name(row, 3, ShopTimeZone::parse)?,
         created_at: time(row, 4)?,
         languages: json(row, 5)?,
+        kitchen_warn_minutes: row.get(6)?,
+        kitchen_late_minutes: row.get(7)?,
     })
 }
 
 pub(crate) fn insert(conn: &Connection, shop: &Shop) -> Result<(), SqliteError> {
     conn.execute(
-        "insert into shops (shop_id, name, currency, timezone, created_at, languages)
-         values (?1, ?2, ?3, ?4, ?5, ?6)",
+        "insert into shops (shop_id, name, currency, timezone, created_at, languages,
+                            kitchen_warn_minutes, kitchen_late_minutes)
+         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             shop.shop_id.to_string(),
             shop.name,
             shop.currency,
             shop.timezone.name(),
             millis(shop.created_at),
-            serde_json::to_string(&shop.languages)?
+            serde_json::to_string(&shop.languages)?,
+            shop.kitchen_warn_minutes,
+            shop.kitchen_late_minutes
         ],
     )?;
     Ok(())
@@ -48,14 +54,18 @@ pub(crate) fn update(
     let shop = patch.apply(require(conn, shop_id)?)?;
     let catalog_version: i64 = conn
         .prepare_cached(
-            "update shops set name = ?2, languages = ?3 where shop_id = ?1
+            "update shops set name = ?2, languages = ?3, kitchen_warn_minutes = ?4,
+                              kitchen_late_minutes = ?5
+             where shop_id = ?1
              returning catalog_version",
         )?
         .query_row(
             params![
                 shop_id.to_string(),
                 shop.name,
-                serde_json::to_string(&shop.languages)?
+                serde_json::to_string(&shop.languages)?,
+                shop.kitchen_warn_minutes,
+                shop.kitchen_late_minutes
             ],
             |row| row.get(0),
         )?;

@@ -3,11 +3,12 @@
 use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation, put_back};
 use ordergate_domain::order::{LastMove, Order, OrderStatus, Recall, StatusChange, Transition};
+use ordergate_domain::wait::KitchenTimes;
 use ordergate_domain::{Rejection, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 use uuid::Uuid;
 
-use crate::codec::{millis, name, time, uuid};
+use crate::codec::{millis, name, opt_time, time, uuid};
 use crate::error::SqliteError;
 use crate::orders::find;
 use crate::{events, inventory};
@@ -57,7 +58,7 @@ pub(crate) fn recall(
 }
 
 /// Stores `order` at `status`, its next version, with what a recall may
-/// undo of the move; announces it.
+/// undo of the move and the kitchen's times; announces it.
 fn move_order(
     conn: &Connection,
     order: Order,
@@ -65,9 +66,19 @@ fn move_order(
     undoable: Option<LastMove>,
     now: Timestamp,
 ) -> Result<Order, SqliteError> {
+    let times = conn
+        .prepare_cached("select accepted_at, ready_at from orders where order_id = ?1")?
+        .query_row([order.order_id.to_string()], |row| {
+            Ok(KitchenTimes {
+                accepted_at: opt_time(row, 0)?,
+                ready_at: opt_time(row, 1)?,
+            })
+        })?
+        .after_move(status, now);
     conn.prepare_cached(
         "update orders set status = ?2, version = version + 1, updated_at = ?3,
-                           last_move_from = ?4, last_move_at = ?5
+                           last_move_from = ?4, last_move_at = ?5,
+                           accepted_at = ?6, ready_at = ?7
          where order_id = ?1",
     )?
     .execute(params![
@@ -76,6 +87,8 @@ fn move_order(
         millis(now),
         undoable.map(|m| m.from.as_str()),
         undoable.map(|m| millis(m.at)),
+        times.accepted_at.map(millis),
+        times.ready_at.map(millis),
     ])?;
     let order = order.moved_to(status);
     events::append(

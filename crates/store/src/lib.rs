@@ -274,6 +274,14 @@ pub trait Store: Send + Sync + 'static {
         statuses: Vec<OrderStatus>,
         limit: Limit,
     ) -> StoreResult<Vec<Order>>;
+    /// When each of the shop's orders that became ready since `since` was
+    /// taken by the kitchen (or placed, if it was never accepted) and when
+    /// its food was ready: what the estimated wait is made of.
+    async fn kitchen_pace(
+        &self,
+        shop_id: Uuid,
+        since: Timestamp,
+    ) -> StoreResult<Vec<(Timestamp, Timestamp)>>;
 
     /// Events of the shop with ids above `after`, in id order.
     async fn events_after(

@@ -1,10 +1,12 @@
-//! The guest menu, with live stock.
+//! The guest menu, with live stock, and how long the kitchen is taking.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ordergate_domain::language::Languages;
 use ordergate_domain::menu::Menu;
+use ordergate_domain::wait::{WAIT_WINDOW, WaitEstimate};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -16,7 +18,9 @@ use crate::etag::matches_any;
 use crate::extract::{ApiPath, ApiQuery};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(get_menu))
+    OpenApiRouter::new()
+        .routes(routes!(get_menu))
+        .routes(routes!(get_wait))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -82,4 +86,34 @@ async fn get_menu(
     }
     let json = HeaderValue::from_static("application/json");
     Ok((cache, [(header::CONTENT_TYPE, json)], menu.body).into_response())
+}
+
+/// How long food takes right now: the median time from the kitchen taking
+/// an order (its placing, if it was never accepted) to its food being
+/// ready, over the orders that became ready in the last hour; no estimate
+/// with fewer than three. Guests see it before and after they order.
+#[utoipa::path(get, path = "/api/v1/shops/{shopId}/wait", tag = "menu",
+    params(("shopId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "The estimate", body = WaitEstimate,
+         headers(("Cache-Control" = String, description = "max-age=30: it moves slowly"))),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id))]
+async fn get_wait(
+    State(state): State<AppState>,
+    ApiPath(shop_id): ApiPath<Uuid>,
+) -> Result<Response, ApiError> {
+    let since = state.now() - WAIT_WINDOW;
+    let times = state.store().kitchen_pace(shop_id, since).await?;
+    Ok((
+        [(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("max-age=30"),
+        )],
+        Json(WaitEstimate::of(&times)),
+    )
+        .into_response())
 }

@@ -23,6 +23,7 @@ mod order_retries;
 mod order_stock;
 mod orders;
 mod outage;
+mod pace;
 mod photos;
 mod security;
 mod service;

@@ -151,12 +151,13 @@ fn bad_authorizations() -> Vec<Option<HeaderValue>> {
 }
 
 /// The operations anyone may call.
-const PUBLIC: [(&str, &str); 7] = [
+const PUBLIC: [(&str, &str); 8] = [
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/api/v1/openapi.json"),
     ("get", "/api/v1/shops/{shopId}"),
     ("get", "/api/v1/shops/{shopId}/menu"),
+    ("get", "/api/v1/shops/{shopId}/wait"),
     ("get", "/images/{imageId}"),
     ("get", "/api/v1/tables/{code}"),
 ];

@@ -135,6 +135,8 @@ pub async fn curry_shop(store: &dyn Store, stock: i64) -> (Uuid, Uuid) {
         currency: "JPY".into(),
         timezone: ordergate_domain::shop::ShopTimeZone::parse("Asia/Tokyo").expect("a time zone"),
         languages: Default::default(),
+        kitchen_warn_minutes: ordergate_domain::shop::KITCHEN_WARN_MINUTES,
+        kitchen_late_minutes: ordergate_domain::shop::KITCHEN_LATE_MINUTES,
         created_at: now,
     };
     store.create_shop(shop.clone()).await.expect("create shop");

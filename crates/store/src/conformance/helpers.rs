@@ -74,6 +74,8 @@ pub(super) fn shop_named(name: &str, created_at: Timestamp) -> Shop {
         currency: "JPY".to_owned(),
         timezone: ShopTimeZone::parse("Asia/Tokyo").expect("a time zone"),
         languages: Languages::default(),
+        kitchen_warn_minutes: ordergate_domain::shop::KITCHEN_WARN_MINUTES,
+        kitchen_late_minutes: ordergate_domain::shop::KITCHEN_LATE_MINUTES,
         created_at,
     }
 }

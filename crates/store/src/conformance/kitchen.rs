@@ -998,6 +998,62 @@ pub async fn recall_undoes_the_last_advance_once_within_the_window(store: &dyn S
     );
 }
 
+/// The estimated wait reads, for each order ready since a moment, when the
+/// kitchen took it (its placing, if never accepted) and when it was ready:
+/// later moves keep the first times, a recall or cancel takes them back.
+pub async fn kitchen_pace_reads_when_each_recent_order_was_taken_and_ready(store: &dyn Store) {
+    let t = table(store).await;
+    let shop = t.menu.shop_id;
+    let at = |s| instant() + secs(s);
+    let mut orders = Vec::new();
+    for placed in [0, 1, 2, 3] {
+        orders.push(ramen_order(store, &t, 1, at(placed)).await);
+    }
+    let (taken, straight, recalled, old) = (&orders[0], &orders[1], &orders[2], &orders[3]);
+    for (order, moves) in [
+        (
+            taken,
+            vec![(Accepted, 10), (Preparing, 20), (Ready, 300), (Served, 400)],
+        ),
+        (straight, vec![(Served, 200)]),
+        (recalled, vec![(Accepted, 10), (Ready, 100)]),
+        (old, vec![(Accepted, 4), (Ready, 5)]),
+    ] {
+        for (status, second) in moves {
+            ok(store
+                .set_order_status(order.order_id, to(status), at(second))
+                .await);
+        }
+    }
+    let write = StaffWrite::RecallOrder {
+        order_id: recalled.order_id,
+        recall: Recall {
+            expected_version: 3,
+            window: chrono::Duration::minutes(5),
+        },
+        now: at(101),
+        render: Box::new(order_body),
+    };
+    ok(store.staff_write(write, None, at(101)).await);
+
+    let mut pace = ok(store.kitchen_pace(shop, at(6)).await);
+    pace.sort();
+    assert_eq!(
+        pace,
+        [(at(1), at(200)), (at(10), at(300))],
+        "the old one left the window, the recalled one is not ready"
+    );
+    assert_eq!(
+        ok(store.kitchen_pace(shop, at(5)).await).len(),
+        3,
+        "ready at the moment counts"
+    );
+    assert_eq!(
+        rejected(store.kitchen_pace(Uuid::new_v4(), at(0)).await),
+        Rejection::NotFound("shop")
+    );
+}
+
 /// Runs `n` copies of `task` at once (released together by a barrier) and
 /// collects their results in task order.
 async fn at_once<T, F, Fut>(n: usize, task: F) -> Vec<T>

@@ -37,6 +37,7 @@ fn patch(name: Option<&str>, tags: Option<&[&str]>) -> ShopPatch {
     ShopPatch {
         name: name.map(str::to_owned),
         languages: tags.map(|tags| tags.iter().map(|t| (*t).to_owned()).collect()),
+        ..ShopPatch::default()
     }
 }
 

@@ -216,6 +216,8 @@ macro_rules! conformance_tests {
                 events_are_numbered_and_kept_per_shop,
                 idempotent_status_change_runs_once_and_replays_its_response,
                 recall_undoes_the_last_advance_once_within_the_window,
+                kitchen_pace_reads_when_each_recent_order_was_taken_and_ready,
+                a_shop_keeps_the_kitchen_thresholds_it_sets,
                 guest_token_opens_its_active_session_until_checkout_or_expiry,
                 guest_access_judges_the_pin_and_records_a_token_only_when_accepted,
                 unlock_clears_the_lock_and_the_failures,
