@@ -1,7 +1,9 @@
 // Shared code of the two staff pages (kitchen display and staff console):
 // the staff token (asked once, kept in sessionStorage), calls to the API with
 // problem+json errors, idempotency keys per intended change, the shop's live
-// event stream with its connection indicator, and small formatting helpers.
+// event stream with its connection indicator, small formatting helpers, what
+// a device remembers (localStorage), the chime (Chime) and the tables
+// calling (ServiceRequests).
 //
 // Times are the shop's: loadShop() makes the shop's `timezone` (IANA) the
 // zone of formatTime and formatDateTime (and says so with an
@@ -23,6 +25,15 @@
 //   #announcer             polite aria-live region (status changes are read out)
 //   #problem               role=alert region showing the last API problem's detail
 //                          (data-code is its `code`); #problem-dismiss clears it
+//   button#sound-toggle    the chime's mute toggle (Chime below): aria-pressed=
+//                          "true" when muted (remembered on the device), with
+//                          data-audio = running | suspended | unavailable,
+//                          data-chimes (chimes played) and data-chimes-muted
+//                          (chimes asked for while muted); each counts requests,
+//                          also when the browser's audio is blocked. Chimes
+//                          asked for within 700 ms of the last one are played
+//                          once and counted once. #sound-hint asks for a tap
+//                          while the browser keeps the audio suspended.
 
 const TOKEN_KEY = 'ordergate.staffToken';
 
@@ -333,9 +344,13 @@ export function withStaffToken({ probe, start, stop }) {
   else showForm('');
 }
 
-/** The shop (no auth): name, currency and timezone (which the times shown then follow). */
+/**
+ * The shop (no auth: guests read it too): name, currency and timezone (which
+ * the times shown then follow), and the kitchen's age thresholds. Read again
+ * on every menu.changed, so a blip is retried rather than shown.
+ */
 export async function loadShop(shopId) {
-  const shop = await api(`/api/v1/shops/${encodeURIComponent(shopId)}`, { auth: false });
+  const shop = await api(`/api/v1/shops/${encodeURIComponent(shopId)}`, { auth: false, retries: 2 });
   const name = document.getElementById('shop-name');
   if (name) name.textContent = shop.name;
   document.title = `${shop.name} · ${document.title.split(' · ').pop()}`;
@@ -656,4 +671,272 @@ export class LiveStream {
     const text = el.querySelector('.connection-text') || el;
     text.textContent = labels[state];
   }
+}
+
+// ── what a device remembers ────────────────────────────────────────────
+
+/** A JSON value from localStorage, or `fallback` when absent, unreadable or refused. */
+export function readStored(key, fallback) {
+  try {
+    const text = localStorage.getItem(key);
+    return text === null ? fallback : JSON.parse(text);
+  } catch {
+    return fallback;
+  }
+}
+
+/** Stores a JSON value; storage refused (private mode, quota) keeps it in memory only. */
+export function writeStored(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ── the chime ──────────────────────────────────────────────────────────
+
+const COALESCE_MS = 700;
+/** Notes (Hz) and their start offsets (s): a rising two-tone for a ticket, three quick notes for a call. */
+const TUNES = {
+  ticket: [
+    [880, 0],
+    [1318.5, 0.16],
+  ],
+  service: [
+    [1046.5, 0],
+    [1046.5, 0.14],
+    [1568, 0.28],
+  ],
+};
+
+/**
+ * A staff page's chime, synthesised with WebAudio (no audio files), with its
+ * mute toggle (button#sound-toggle, hooks listed at the top of this file).
+ *
+ * Browsers only let a page start audio after a user gesture, so the
+ * AudioContext is created or resumed on one: the sign-in (the token form's
+ * submit), or any tap or key press on the page when the token was already
+ * known (a reload). Until then #sound-hint asks for a tap.
+ *
+ * `mutedKey` is where the mute is kept on this device (localStorage, "1" =
+ * muted), `what` names what chimes in the toggle's title ("each new
+ * ticket"), `preview` the tune played when the sound is turned back on.
+ */
+export class Chime {
+  constructor({ mutedKey, what, preview = 'ticket' }) {
+    Object.assign(this, { mutedKey, what, preview });
+    this.button = document.getElementById('sound-toggle');
+    this.hint = document.getElementById('sound-hint');
+    this.muted = readStored(mutedKey, 0) === 1;
+    this.ctx = null;
+    this.played = 0;
+    this.mutedCount = 0;
+    // performance.now() counts from the page's start: 0 would swallow a
+    // chime in its first COALESCE_MS (a call heard right after a reload).
+    this.last = -Infinity;
+    this.button.addEventListener('click', () => this.setMuted(!this.muted));
+    // Any gesture may unlock the audio (the first one does).
+    const unlock = () => this.unlock();
+    document.addEventListener('pointerdown', unlock, { capture: true });
+    document.addEventListener('keydown', unlock, { capture: true });
+    document.getElementById('token-form')?.addEventListener('submit', unlock, { capture: true });
+    this.update();
+  }
+
+  /** Create or resume the AudioContext: call it from a user gesture. */
+  unlock() {
+    const Ctx = window.AudioContext || window.webkitAudioContext;
+    if (!Ctx) {
+      this.update();
+      return;
+    }
+    try {
+      if (!this.ctx) {
+        this.ctx = new Ctx();
+        this.ctx.addEventListener('statechange', () => this.update());
+      }
+      if (this.ctx.state === 'suspended') this.ctx.resume().then(() => this.update(), () => this.update());
+    } catch {
+      this.ctx = null;
+    }
+    this.update();
+  }
+
+  setMuted(muted) {
+    this.muted = muted;
+    writeStored(this.mutedKey, muted ? 1 : 0);
+    if (!muted) {
+      this.unlock();
+      this.play(this.preview, { preview: true });
+    }
+    this.update();
+  }
+
+  /** A chime for a new ticket ('ticket') or a table's call ('service'). */
+  play(kind = 'ticket', { preview = false } = {}) {
+    const now = performance.now();
+    if (!preview) {
+      if (now - this.last < COALESCE_MS) return;
+      this.last = now;
+      if (this.muted) {
+        this.mutedCount += 1;
+        this.update();
+        return;
+      }
+      this.played += 1;
+      this.update();
+    }
+    const ctx = this.ctx;
+    if (!ctx || ctx.state !== 'running') return;
+    try {
+      const start = ctx.currentTime + 0.02;
+      const master = ctx.createGain();
+      master.gain.value = 0.5;
+      master.connect(ctx.destination);
+      for (const [freq, offset] of TUNES[kind] || TUNES.ticket) {
+        const osc = ctx.createOscillator();
+        const gain = ctx.createGain();
+        osc.type = 'sine';
+        osc.frequency.value = freq;
+        const t = start + offset;
+        gain.gain.setValueAtTime(0.0001, t);
+        gain.gain.exponentialRampToValueAtTime(0.8, t + 0.015);
+        gain.gain.exponentialRampToValueAtTime(0.0001, t + 0.5);
+        osc.connect(gain).connect(master);
+        osc.start(t);
+        osc.stop(t + 0.55);
+      }
+    } catch {
+      // No sound this time; the counters still tell what was asked for.
+    }
+  }
+
+  get audioState() {
+    if (!(window.AudioContext || window.webkitAudioContext)) return 'unavailable';
+    return this.ctx && this.ctx.state === 'running' ? 'running' : 'suspended';
+  }
+
+  update() {
+    const b = this.button;
+    const state = this.audioState;
+    b.setAttribute('aria-pressed', this.muted ? 'true' : 'false');
+    b.dataset.audio = state;
+    b.dataset.chimes = String(this.played);
+    b.dataset.chimesMuted = String(this.mutedCount);
+    b.title = this.muted
+      ? `Sound is off: ${this.what} makes no chime on this screen.`
+      : state === 'running'
+        ? `A chime sounds for ${this.what}. Press to mute this screen.`
+        : state === 'unavailable'
+          ? 'This browser cannot play sound.'
+          : 'Sound starts after a tap on the screen.';
+    if (this.hint) this.hint.hidden = this.muted || state !== 'suspended';
+  }
+}
+
+// ── tables calling ─────────────────────────────────────────────────────
+
+/**
+ * The shop's open service requests: tables calling staff (`kind: "call"`)
+ * or asking for the bill (`"bill"`). `load()` reads them (GET
+ * /api/v1/shops/{shopId}/service-requests?status=open) on start and after a
+ * reconnect; the shop stream's `service.requested` / `service.acknowledged`
+ * go to `requested(req)` / `acknowledged(req)`. A request stays until it is
+ * acknowledged (here, on another screen, or by a checkout): a table
+ * waiting is never dropped by the clock.
+ *
+ * `onChange()` runs after any change (draw the list); `onNew(requests)` with
+ * the requests heard of for the first time, live or found by a re-read
+ * after the first (those on screen when the page opens are not new).
+ */
+export class ServiceRequests {
+  constructor({ shopId, onChange, onNew }) {
+    Object.assign(this, { shopId, onChange, onNew });
+    /** The open requests by id. */
+    this.byId = new Map();
+    /** Ids heard acknowledged: a list read before the ack cannot bring them back. */
+    this.done = new Set();
+    /** Ids with an acknowledgement on its way. */
+    this.busy = new Set();
+    this.listed = false;
+  }
+
+  /** The open requests, oldest first. */
+  get open() {
+    return [...this.byId.values()].sort((a, b) =>
+      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.requestId < b.requestId ? -1 : 1,
+    );
+  }
+
+  async load() {
+    let requests;
+    try {
+      ({ requests } = await api(
+        `/api/v1/shops/${encodeURIComponent(this.shopId)}/service-requests?status=open&limit=500`,
+        { retries: 2 },
+      ));
+    } catch (err) {
+      if (err.status !== 401) showProblem(`Could not load the tables calling: ${problemText(err)}`, 'service');
+      return;
+    }
+    clearProblem('service');
+    const open = new Map(requests.filter((r) => !this.done.has(r.requestId)).map((r) => [r.requestId, r]));
+    const unseen = [...open.values()].filter((r) => !this.byId.has(r.requestId));
+    this.byId = open;
+    if (this.listed && unseen.length) this.onNew(unseen);
+    this.listed = true;
+    this.onChange();
+  }
+
+  requested(req) {
+    if (!req || typeof req.requestId !== 'string' || this.done.has(req.requestId)) return;
+    if (req.status && req.status !== 'open') {
+      this.acknowledged(req);
+      return;
+    }
+    const isNew = !this.byId.has(req.requestId);
+    this.byId.set(req.requestId, req);
+    if (isNew) this.onNew([req]);
+    this.onChange();
+  }
+
+  acknowledged(req) {
+    if (!req || typeof req.requestId !== 'string') return;
+    this.done.add(req.requestId);
+    if (this.byId.delete(req.requestId)) this.onChange();
+  }
+
+  /**
+   * POST …/service-requests/{id}/ack. The server answers a second ack like
+   * the first, so a retry needs no key. Resolves to the request
+   * acknowledged (null if it is not open here, or already on its way);
+   * rejects with the ApiProblem (a 404 takes it off the list first).
+   */
+  async acknowledge(requestId) {
+    const req = this.byId.get(requestId);
+    if (!req || this.busy.has(requestId)) return null;
+    this.busy.add(requestId);
+    this.onChange();
+    try {
+      const acked = await api(`/api/v1/service-requests/${encodeURIComponent(requestId)}/ack`, {
+        method: 'POST',
+        retries: 2,
+      });
+      this.acknowledged(acked);
+      return acked;
+    } catch (err) {
+      if (err.status === 404) this.acknowledged(req);
+      throw err;
+    } finally {
+      this.busy.delete(requestId);
+      this.onChange();
+    }
+  }
+}
+
+/** "calls for service" / "asks for the bill". */
+export function serviceAsk(req) {
+  return req.kind === 'bill' ? 'asks for the bill' : 'calls for service';
 }

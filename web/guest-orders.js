@@ -193,6 +193,7 @@ function followStatus(order) {
     setStatus('success', t(`order.now.${order.status}`, { n: ticket }), about);
   } else {
     box.dataset.orderStatus = order.status;
+    hooks.statusChanged();
   }
   return true;
 }

@@ -12,6 +12,10 @@ export const LOW_STOCK = 5;
 export const state = {
   sessionId: null,
   pin: null,
+  // Opened from a permanent table card (/q/{code}): its code, and the
+  // table's name as the card told it (before the session is read).
+  tableCode: null,
+  tableName: null,
   session: null,
   shop: null,
   menu: null,
@@ -47,6 +51,11 @@ export const state = {
   client: null, // order-sdk's order client
   menuLoader: null,
   sheet: null, // the item sheet (guest-sheet.js)
+  // Calling staff and asking for the bill (guest-service.js): kind → the
+  // table's request of that kind as last heard {requestId, kind, status,
+  // createdAt, seenAt}, kept per table in sessionStorage.
+  service: {},
+  waitMinutes: null, // the kitchen's current pace (guest-wait.js), null: no estimate
 };
 
 /**
@@ -57,12 +66,15 @@ export const state = {
  *   setAccessEnded()  the guest token was refused and there is no PIN to
  *                  trade in for a new one
  *   languagesChanged()  the menu named the shop's languages
+ *   statusChanged()  the status box changed (the wait estimate moves
+ *                  between it and the Place order button)
  */
 export const hooks = {
   menuChanged: () => {},
   setClosed: () => {},
   setAccessEnded: () => {},
   languagesChanged: () => {}, // the menu named the shop's languages
+  statusChanged: () => {}, // #status tells about something else now
 };
 
 let translator = createTranslator('en', []);
@@ -134,6 +146,7 @@ export function setStatus(kind, text, extra = {}) {
     else delete box.dataset[attr];
   }
   box.textContent = text;
+  hooks.statusChanged();
 }
 
 /** Where "Place order" leaves the focus once an order is placed: the status, which says how it went. */

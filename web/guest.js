@@ -1,5 +1,13 @@
 /**
- * guest.js: the table's ordering page, /t/{sessionId}#pin=123456.
+ * guest.js: the table's ordering page, /t/{sessionId}#pin=123456, and the
+ * same page behind a permanent table card, /q/{code}.
+ *
+ * /q/{code} (guest-table.js) first asks the card which party is seated at
+ * the table: none yet says so and opens by itself once staff seat one; a
+ * party whose guest token this tab holds goes straight to the menu; else
+ * the PIN staff gave the party is asked for and traded for its token. From
+ * there on the page is the same as /t/{sessionId}, except that a token
+ * refused later asks for the PIN again instead of the QR code.
  *
  * The PIN is read from the URL fragment, once. order-sdk.js trades it for a
  * guest token on the first call and sends the token instead from then on
@@ -34,7 +42,36 @@
  * groups are chosen in the item sheet (guest-sheet.js); allergens, tags and
  * the menu filter follow menu-rules.js.
  *
+ * "Call staff" and "Ask for the bill" (guest-service.js) make one service
+ * request each, however often they are tapped, and say how it goes as the
+ * table's stream tells ("Calling staff…", "Staff are on the way."). The
+ * kitchen's current pace (guest-wait.js) shows by "Place order" and under
+ * the status of an order being cooked.
+ *
  * Hooks for browser tests (stable ids and data attributes):
+ *   #gate[data-state]               /q/{code} only, until the guest is in
+ *                                   (then hidden): checking | not-open (nobody
+ *                                   seated: looked at again every 5 s and when
+ *                                   the page is shown again) | offline (no
+ *                                   answer; tried again) | pin; the rest of
+ *                                   the page (tabs, skip links, menu, cart,
+ *                                   orders, #service) is not shown meanwhile
+ *                                   (body[data-view="gate"])
+ *     #gate-title                   "Table T4"
+ *     #gate-status                  polite live text: "This table is not open
+ *                                   yet. …", "The table is open. …"
+ *     #pin-form                     shown in state pin:
+ *       #pin-input                  the PIN (inputmode=numeric,
+ *                                   autocomplete=one-time-code, labelled;
+ *                                   keeps digits only, full-width ones too,
+ *                                   at most six); aria-invalid="true" after
+ *                                   a wrong or incomplete PIN
+ *       #pin-error                  role=alert: incomplete, wrong PIN
+ *                                   (PIN_INVALID), locked for N minutes
+ *                                   (PIN_LOCKED, from Retry-After; #pin-submit
+ *                                   is disabled until then), table reseated,
+ *                                   unreachable
+ *       #pin-submit                 "Open the menu"; aria-busy while checking
  *   #shop-name, #table-label        shop name, "Table T1"
  *   #live[data-state]               connecting | live | reconnecting | offline
  *                                   | closed (checked out: no more reconnects)
@@ -53,8 +90,32 @@
  *                                   PIN locked, access ended), hidden when
  *                                   there is none; data-code: the problem's
  *                                   code, if any (SESSION_CLOSED, PIN_LOCKED,
- *                                   ACCESS_ENDED, BAD_LINK, …)
+ *                                   ACCESS_ENDED, BAD_LINK, NOT_FOUND (a table
+ *                                   card the server does not know), …)
  *     #retry                        "Try again" (reloads), while the PIN is locked
+ *     #enter-pin                    "Enter the PIN" (reloads the card), after
+ *                                   ACCESS_ENDED on /q/{code}
+ *   #service[data-call-state][data-bill-state]  "Call staff" / "Ask for the
+ *                                   bill", above the menu; each state idle |
+ *                                   sending | open | acknowledged | error
+ *                                   (shown once the table's session is read,
+ *                                   hidden once the table is closed)
+ *     #call-staff, #ask-bill        the buttons (button[data-kind=call|bill]);
+ *                                   aria-busy while that request is sent
+ *     #service-status               polite live region, one line per request
+ *                                   not idle: p[data-kind][data-state]
+ *                                   [data-request-id] "Calling staff… (since
+ *                                   12:03)", "Staff are on the way." (shown
+ *                                   5 min, then idle again), "…could not…"
+ *   #service-badge[data-state]      in the top bar while a request is open or
+ *                                   acknowledged ("Staff called", "Staff on
+ *                                   the way") and #service is scrolled out of
+ *                                   sight; a link to #service
+ *   #wait[data-minutes]             by "Place order": "Food takes about 12 min
+ *                                   right now." (hidden without an estimate,
+ *                                   and while #status-wait shows it)
+ *   #status-wait[data-minutes]      the same under #status while the order it
+ *                                   follows is placed, accepted or preparing
  *   #menu-items[aria-busy]          "false" once the menu is shown
  *   #categories a[href="#cat-N"]    category links; sections are #cat-N
  *                                   (hidden, like their link, while the filter
@@ -162,6 +223,13 @@ import {
 } from './i18n.js';
 import { $, el, announce } from './guest-dom.js';
 import { createItemSheet } from './guest-sheet.js';
+import { enterTable, retextGate } from './guest-table.js';
+import {
+  loadService, requestService, applyServiceEvent, closeService, renderService, setServiceInView,
+} from './guest-service.js';
+import {
+  startWait, waitMayHaveChanged, stopWait, renderWait,
+} from './guest-wait.js';
 import {
   state, hooks, t, setTranslator, money, itemSoldOut, showNotice, problemText,
 } from './guest-page.js';
@@ -212,7 +280,7 @@ function applyStaticTexts() {
 }
 
 function updateTitle() {
-  const table = state.session?.tableLabel;
+  const table = state.session?.tableLabel ?? state.tableName;
   if (state.shop?.name && table) document.title = t('page.titleShop', { shop: state.shop.name, table });
   else if (table) document.title = t('page.titleTable', { table });
   else document.title = t('page.title');
@@ -244,6 +312,9 @@ async function switchLanguage(lang) {
   }
   renderCart();
   renderOrders();
+  renderService();
+  renderWait();
+  retextGate();
   state.sheet?.retext();
   document.documentElement.dataset.langReady = lang;
   announce(t('announce.language', { name: languageName(lang) }));
@@ -282,6 +353,7 @@ function fatal(text, { kind = 'error', code = null } = {}) {
   $('menu-items').setAttribute('aria-busy', 'false');
   state.closed = true;
   renderCart();
+  renderService();
   document.documentElement.dataset.ready = 'true';
 }
 
@@ -297,6 +369,8 @@ function setClosed() {
   showNotice('warning', problemText({ code: 'SESSION_CLOSED' }), 'SESSION_CLOSED');
   stopOrdering();
   saveCart(); // a closed table's cart is not kept
+  closeService(); // checkout acknowledged what was open
+  stopWait();
   updateAvailability();
   renderCart();
 }
@@ -304,7 +378,8 @@ function setClosed() {
 /**
  * The guest token was refused (expired, or the table was checked out: the
  * server answers both alike) and the page has no PIN to trade in again:
- * say so, and stop.
+ * say so, and stop. Behind a table card the card is at hand: a reload of
+ * it asks for the PIN (or finds the table closed).
  */
 function setAccessEnded() {
   if (state.closed) return;
@@ -312,8 +387,17 @@ function setAccessEnded() {
   state.accessEnded = true; // the table may still be open: its cart is kept for the QR code scanned again
   state.stream?.close();
   setLive('closed');
-  showNotice('warning', problemText({ code: 'ACCESS_ENDED' }), 'ACCESS_ENDED');
+  if (state.tableCode) {
+    showNotice('warning', t('problem.accessEndedCard'), 'ACCESS_ENDED');
+    const again = el('button', { type: 'button', id: 'enter-pin', class: 'btn btn-secondary' }, t('action.enterPin'));
+    again.addEventListener('click', () => location.reload());
+    $('notice').append(' ', again);
+  } else {
+    showNotice('warning', problemText({ code: 'ACCESS_ENDED' }), 'ACCESS_ENDED');
+  }
   stopOrdering();
+  renderService(); // its requests stay kept for when the table is opened again
+  stopWait();
   updateAvailability();
   renderCart();
 }
@@ -431,12 +515,19 @@ function wire() {
     if (e.target.matches('input[data-filter-allergen], input[data-filter-tag]')) onFilterChange(e.target);
   });
   $('filter-clear').addEventListener('click', clearFilter);
+  $('service').addEventListener('click', (e) => {
+    const button = e.target.closest('button[data-kind]');
+    if (button) requestService(button.dataset.kind);
+  });
   $('filter-empty-clear').addEventListener('click', clearFilter);
   $('lang').addEventListener('change', (e) => { switchLanguage(e.target.value); });
   if ('IntersectionObserver' in window) {
     new IntersectionObserver((entries) => {
       setCartInView(entries.some((e) => e.isIntersecting));
     }, { threshold: 0.1 }).observe($('cart'));
+    new IntersectionObserver((entries) => {
+      setServiceInView(entries.some((e) => e.isIntersecting));
+    }, { threshold: 0.5 }).observe($('service'));
   }
   document.addEventListener('visibilitychange', () => {
     // Phones freeze background tabs: catch up when the guest comes back.
@@ -444,13 +535,19 @@ function wire() {
       refreshMenu();
       refreshOrders();
       resumeOrder();
+      waitMayHaveChanged();
     }
   });
   // The connection is back: an unconfirmed order goes again by itself.
   window.addEventListener('online', () => { if (state.session) resumeOrder(); });
 }
 
+/** {sessionId, pin} of /t/{sessionId}#pin=…, {tableCode} of /q/{code}, or {} for another address. */
 function parseLocation() {
+  const card = /^\/q\/([^/]+)\/?$/.exec(location.pathname);
+  if (card) {
+    try { return { tableCode: decodeURIComponent(card[1]) }; } catch { return {}; }
+  }
   const m = /^\/t\/([^/]+)\/?$/.exec(location.pathname);
   let sessionId = null;
   try { sessionId = m ? decodeURIComponent(m[1]) : null; } catch { /* a broken address */ }
@@ -458,19 +555,36 @@ function parseLocation() {
   return { sessionId, pin: pin && /^\d{6}$/.test(pin) ? pin : null };
 }
 
+/** The page's order client for a session (the PIN may be null: a stored token, or none). */
+function makeClient(sessionId, pin) {
+  return createOrderClient({
+    sessionId, pin, onProgress, onToken: (held) => { if (held) dropPinFromAddress(); },
+  });
+}
+
+/** The shop once read (null if it could not be): its name, and the language from its list. */
+async function showShop(shop) {
+  state.shop = shop;
+  $('shop-name').textContent = shop?.name ?? t('shop.fallback');
+  if (Array.isArray(shop?.languages) && shop.languages.length) state.languages = shop.languages.map(String);
+  const lang = pickLanguage({ offered: state.languages, stored: storedLanguage(), preferred: browserLanguages() });
+  if (lang !== state.lang) await useLanguage(lang);
+  renderLanguageSwitch();
+  updateTitle();
+}
+
 async function main() {
-  const { sessionId, pin } = parseLocation();
+  const { sessionId = null, pin = null, tableCode = null } = parseLocation();
+  state.tableCode = tableCode;
+  // A table card shows its gate alone until the guest is in.
+  if (tableCode) document.body.dataset.view = 'gate';
   state.sessionId = sessionId;
   // Kept in memory only, to trade in again should the token be refused.
   state.pin = pin;
   // Without the PIN (gone from the address), a table this tab saw checked
   // out says so; else the stored token opens it.
   const closedBefore = Boolean(sessionId && !pin && knownClosed(sessionId));
-  if (sessionId && !closedBefore) {
-    state.client = createOrderClient({
-      sessionId, pin, onProgress, onToken: (held) => { if (held) dropPinFromAddress(); },
-    });
-  }
+  if (sessionId && !closedBefore) state.client = makeClient(sessionId, pin);
   const valid = Boolean(state.client?.hasAccess);
   if (state.client?.hasToken) dropPinFromAddress();
   // The session is asked for while the texts are read.
@@ -503,15 +617,32 @@ async function main() {
   hooks.setClosed = setClosed;
   hooks.setAccessEnded = setAccessEnded;
   hooks.languagesChanged = renderLanguageSwitch;
+  hooks.statusChanged = renderWait;
   wire();
   $('shop-name').textContent = t('shop.loading');
   setLive('connecting');
   updateNoteCount();
-  if (closedBefore) {
+  if (tableCode) {
+    // No stream, so no "Connecting…", before the table is opened.
+    $('live').hidden = true;
+    const entry = await enterTable(tableCode, { makeClient, onShop: showShop });
+    if (entry.error) {
+      fatal(problemText(entry.error), { code: entry.error.code });
+      return;
+    }
+    state.sessionId = entry.sessionId;
+    state.client = entry.client;
+    state.pin = entry.pin;
+    reading = Promise.resolve({ session: entry.session });
+    delete document.body.dataset.view;
+    $('live').hidden = false;
+    // The focus was in the gate, gone now: the menu is where the guest goes on.
+    $('menu').focus({ preventScroll: true });
+    window.scrollTo(0, 0);
+  } else if (closedBefore) {
     fatal(problemText({ code: 'SESSION_CLOSED' }), { kind: 'warning', code: 'SESSION_CLOSED' });
     return;
-  }
-  if (!valid) {
+  } else if (!valid) {
     fatal(t('problem.badLink'), { code: 'BAD_LINK' });
     return;
   }
@@ -535,6 +666,8 @@ async function main() {
   }
   state.session = session;
   updateTitle();
+  loadService();
+  startWait(session.shopId);
   if (session.status === 'closed') setClosed();
 
   if (!state.closed) {
@@ -549,11 +682,14 @@ async function main() {
       // Every (re)connection: catch up on what the stream could not replay
       // (a lapsed 86, changes while the menu was first read), and send an
       // order left unconfirmed while the connection was down.
-      onOpen: () => { refreshMenu(); refreshOrders(); resumeOrder(); },
+      onOpen: () => { refreshMenu(); refreshOrders(); resumeOrder(); waitMayHaveChanged(); },
       onEvent: (type, data) => {
         if (type === 'stock.changed') applyStock(data);
         else if (type === 'order.placed' || type === 'order.updated') upsertOrder(data);
         else if (type === 'menu.changed') menuChanged();
+        else if (type === 'service.requested' || type === 'service.acknowledged') applyServiceEvent(data);
+        // An order of this table moved on: the kitchen's pace may have too.
+        if (type === 'order.updated') waitMayHaveChanged();
       },
     });
   }
@@ -561,20 +697,13 @@ async function main() {
   if (!state.closed) restoreUnconfirmed();
   // The shop decides the languages; the menu is read in the chosen one.
   const orders = refreshOrders();
-  try {
-    const shop = await getShop({ shopId: session.shopId });
-    state.shop = shop;
-    $('shop-name').textContent = shop.name;
-    if (Array.isArray(shop.languages) && shop.languages.length) state.languages = shop.languages.map(String);
-  } catch {
-    $('shop-name').textContent = t('shop.fallback');
+  if (state.shop?.shopId !== session.shopId) {
+    let shop = null;
+    try { shop = await getShop({ shopId: session.shopId }); } catch { /* its name stays unknown */ }
+    await showShop(shop);
   }
-  const lang = pickLanguage({ offered: state.languages, stored: storedLanguage(), preferred: browserLanguages() });
-  if (lang !== state.lang) await useLanguage(lang);
   setLive($('live').dataset.state);
-  updateTitle();
-  renderLanguageSwitch();
-  state.menuLoader = createMenuLoader({ shopId: session.shopId, lang });
+  state.menuLoader = createMenuLoader({ shopId: session.shopId, lang: state.lang });
   await Promise.all([refreshMenu(), orders]);
   renderCart();
   renderOrders();

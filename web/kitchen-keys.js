@@ -9,6 +9,7 @@
 //   Enter          move the selected ticket on one step (accept, start
 //                  preparing, mark ready, mark served)
 //   R, Backspace   recall the last bump (see kitchen-recent.js)
+//   A              acknowledge the table calling longest (kitchen-service.js)
 //   Esc            clear the selection
 //   ?              this list (dialog#help-dialog; #help-open opens it too)
 //
@@ -19,12 +20,13 @@ export class Keyboard {
   /**
    * `ids()` lists the ticket ids in display order; `element(id)` is a
    * ticket's li; `describe(id, position, total)` the text announced on
-   * selection; `advance(id)` and `recall()` act; `announce(text)` speaks;
+   * selection; `advance(id)`, `recall()` and `acknowledge()` (the oldest
+   * call) act; `announce(text)` speaks;
    * `columns()` is true when the board is in columns (so left/right go by
    * position on screen, not by order).
    */
-  constructor({ ids, element, describe, advance, recall, announce, columns }) {
-    Object.assign(this, { ids, element, describe, advance, recall, announce, columns });
+  constructor({ ids, element, describe, advance, recall, acknowledge, announce, columns }) {
+    Object.assign(this, { ids, element, describe, advance, recall, acknowledge, announce, columns });
     this.selectedId = null;
     this.selectedIndex = -1;
     document.addEventListener('keydown', (event) => this.onKey(event));
@@ -60,6 +62,8 @@ export class Keyboard {
       else this.announce('Select a ticket first: press its number, 1 to 9.');
     } else if (key === 'r' || key === 'R' || key === 'Backspace') {
       this.recall();
+    } else if (key === 'a' || key === 'A') {
+      this.acknowledge();
     } else if (key === '?') {
       document.getElementById('help-dialog').showModal();
     } else if (key === 'Escape' && this.selectedId) {

@@ -12,8 +12,7 @@
 // ticket was bumped from, when this screen saw it — a recall puts it back
 // there, steps skipped included; aria-busy="true" while the recall is sent).
 
-import { h } from './console.js';
-import { readStored, writeStored } from './kitchen-settings.js';
+import { h, readStored, writeStored } from './console.js';
 
 export const RECENT_WINDOW_MS = 10 * 60_000;
 const RECALLABLE = new Set(['ready', 'served']); // a cancel is never recalled

@@ -1,107 +1,61 @@
-// Kitchen display: what this device remembers (localStorage), and the
-// settings dialog.
+// Kitchen display: its settings.
 //
-// - Age thresholds (minutes until a ticket turns amber, then red) and the
-//   layout, per shop: `ordergate.kitchen.settings.<shopId>`. The server has
-//   no setting for these yet, so each screen keeps its own.
-// - Mute, for the whole device: `ordergate.kitchen.muted` ("1" = muted).
+// - Age thresholds (minutes until a ticket turns amber, then red) are the
+//   shop's: `kitchenWarnMinutes` / `kitchenLateMinutes` of
+//   GET /api/v1/shops/{shopId}, set in the staff console ("Kitchen"). The
+//   display reads them on load and on `menu.changed` (every shop PATCH
+//   sends one); a screen cannot override them. A shop that does not say
+//   gets the server's defaults, 5 and 10.
+// - The layout is this screen's: `ordergate.kitchen.settings.<shopId>`
+//   (localStorage), so a pass screen can show columns and the line a flow.
 //
 // Hooks: #settings-open opens dialog#settings-dialog; in its form
-// #warn-minutes, #late-minutes, #layout-select, #settings-error (the field
-// problem), #settings-save, #settings-cancel.
+// #layout-select, #settings-thresholds (the shop's thresholds, read only),
+// #settings-save, #settings-cancel.
 
-export const DEFAULT_SETTINGS = Object.freeze({ warnMin: 5, lateMin: 10, layout: 'flow' });
+import { readStored, writeStored } from './console.js';
+
+export const DEFAULT_THRESHOLDS = Object.freeze({ warnMin: 5, lateMin: 10 });
 export const LAYOUTS = ['flow', 'columns'];
-const MAX_MINUTES = 240;
-const MUTED_KEY = 'ordergate.kitchen.muted';
 
 function settingsKey(shopId) {
   return `ordergate.kitchen.settings.${shopId}`;
 }
 
-/** A JSON value from localStorage, or `fallback` when absent, unreadable or refused. */
-export function readStored(key, fallback) {
-  try {
-    const text = localStorage.getItem(key);
-    return text === null ? fallback : JSON.parse(text);
-  } catch {
-    return fallback;
-  }
+/** The shop's thresholds in minutes; the defaults for a value that is not a whole number of minutes. */
+export function shopThresholds(shop) {
+  const minutes = (n) => Number.isInteger(n) && n >= 1;
+  const warnMin = minutes(shop?.kitchenWarnMinutes) ? shop.kitchenWarnMinutes : DEFAULT_THRESHOLDS.warnMin;
+  const lateMin = minutes(shop?.kitchenLateMinutes) ? shop.kitchenLateMinutes : DEFAULT_THRESHOLDS.lateMin;
+  return { warnMin, lateMin };
 }
 
-/** Stores a JSON value; storage refused (private mode, quota) keeps it in memory only. */
-export function writeStored(key, value) {
-  try {
-    localStorage.setItem(key, JSON.stringify(value));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Checks thresholds; returns an error text or ''. */
-export function thresholdProblem(warnMin, lateMin) {
-  const ok = (n) => Number.isFinite(n) && n >= 1 && n <= MAX_MINUTES && Math.round(n) === n;
-  if (!ok(warnMin)) return `Amber: a whole number of minutes from 1 to ${MAX_MINUTES}.`;
-  if (!ok(lateMin)) return `Red: a whole number of minutes from 1 to ${MAX_MINUTES}.`;
-  if (lateMin <= warnMin) return 'Red must come after amber: give it more minutes.';
-  return '';
-}
-
-/** This shop's settings on this device (defaults for anything missing or invalid). */
+/** This shop's settings on this device: {layout}. */
 export function loadSettings(shopId) {
   const stored = readStored(settingsKey(shopId), {}) || {};
-  const settings = { ...DEFAULT_SETTINGS };
-  const warnMin = Number(stored.warnMin);
-  const lateMin = Number(stored.lateMin);
-  if (!thresholdProblem(warnMin, lateMin)) Object.assign(settings, { warnMin, lateMin });
-  if (LAYOUTS.includes(stored.layout)) settings.layout = stored.layout;
-  return settings;
+  return { layout: LAYOUTS.includes(stored.layout) ? stored.layout : 'flow' };
 }
 
 export function saveSettings(shopId, settings) {
-  return writeStored(settingsKey(shopId), {
-    warnMin: settings.warnMin,
-    lateMin: settings.lateMin,
-    layout: settings.layout,
-  });
-}
-
-export function loadMuted() {
-  return readStored(MUTED_KEY, 0) === 1;
-}
-
-export function saveMuted(muted) {
-  writeStored(MUTED_KEY, muted ? 1 : 0);
+  return writeStored(settingsKey(shopId), { layout: settings.layout });
 }
 
 /**
  * Wires the settings dialog. `settings` is the live object (changed in
- * place on save); `onChange(settings)` runs after a save.
+ * place on save); `thresholds()` gives the shop's thresholds now, shown
+ * read only; `onChange(settings, {stored})` runs after a save.
  */
-export function initSettingsDialog({ shopId, settings, onChange }) {
+export function initSettingsDialog({ shopId, settings, thresholds, onChange }) {
   const dialog = document.getElementById('settings-dialog');
   const form = document.getElementById('settings-form');
-  const warn = document.getElementById('warn-minutes');
-  const late = document.getElementById('late-minutes');
   const layout = document.getElementById('layout-select');
-  const error = document.getElementById('settings-error');
   const opener = document.getElementById('settings-open');
 
   function fill() {
-    warn.value = String(settings.warnMin);
-    late.value = String(settings.lateMin);
     layout.value = settings.layout;
-    showError('', null);
-  }
-
-  function showError(text, field) {
-    error.textContent = text;
-    error.hidden = !text;
-    for (const input of [warn, late]) {
-      input.setAttribute('aria-invalid', input === field ? 'true' : 'false');
-    }
-    if (field) field.focus();
+    const { warnMin, lateMin } = thresholds();
+    document.getElementById('settings-thresholds').textContent =
+      `Amber after ${warnMin} min, red after ${lateMin} min.`;
   }
 
   opener.addEventListener('click', () => {
@@ -111,15 +65,7 @@ export function initSettingsDialog({ shopId, settings, onChange }) {
   document.getElementById('settings-cancel').addEventListener('click', () => dialog.close());
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const warnMin = Number(warn.value);
-    const lateMin = Number(late.value);
-    const problem = thresholdProblem(warnMin, lateMin);
-    if (problem) {
-      const field = problem.startsWith('Amber') ? warn : late;
-      showError(problem, field);
-      return;
-    }
-    Object.assign(settings, { warnMin, lateMin, layout: LAYOUTS.includes(layout.value) ? layout.value : 'flow' });
+    settings.layout = LAYOUTS.includes(layout.value) ? layout.value : 'flow';
     const stored = saveSettings(shopId, settings);
     dialog.close();
     onChange(settings, { stored });

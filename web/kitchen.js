@@ -14,8 +14,9 @@
 // parts: kitchen-ticket.js (a card), kitchen-keys.js (keyboard and bump
 // bar), kitchen-allday.js (all-day counts), kitchen-station.js (stations),
 // kitchen-recent.js (recently done), kitchen-recall.js (undoing a bump),
-// kitchen-sound.js (the chime), kitchen-service.js (tables calling) and
-// kitchen-settings.js (what the device remembers; the settings dialog).
+// kitchen-service.js (tables calling) and kitchen-settings.js (the shop's
+// age thresholds, the layout this screen keeps, the settings dialog); the
+// chime is console.js's, shared with the staff console.
 //
 // Test hooks (plus the shared ones listed in console.js: #token-form,
 // #token-input, #token-error, #app, #sign-out, #shop-name, #connection
@@ -44,8 +45,10 @@
 //                                 wrote one. With a station, only its lines
 //     .ticket-others[data-other-lines]  how many lines are for other stations
 //     time.ticket-age             age, data-age-level = fresh | warn | late
-//                                 (amber and red after the thresholds in the
-//                                 settings, 5 and 10 min by default),
+//                                 (amber and red after the shop's thresholds,
+//                                 kitchenWarnMinutes / kitchenLateMinutes,
+//                                 5 and 10 min by default, re-read on
+//                                 menu.changed),
 //                                 refreshed every 5 s; its title "Placed at
 //                                 14:05" is the shop's time (its timezone, as
 //                                 every time on this page: #clock and the
@@ -66,13 +69,15 @@
 //                                 (data-recall-to) on ready and served ones
 //   #all-day-list li[data-all-day-item]    all-day counts (kitchen-allday.js)
 //   #station-name, select#station-select, body[data-station]  (kitchen-station.js)
-//   button#sound-toggle [aria-pressed, data-audio, data-chimes,
-//                       data-chimes-muted], #sound-hint       (kitchen-sound.js)
-//   #settings-open, dialog#settings-dialog, #warn-minutes, #late-minutes,
-//                       #layout-select, #settings-error       (kitchen-settings.js)
+//   button#sound-toggle, #sound-hint   the chime of new tickets and calls
+//                                 (console.js's Chime; mute kept in
+//                                 localStorage ordergate.kitchen.muted)
+//   #settings-open, dialog#settings-dialog, #layout-select,
+//                       #settings-thresholds                  (kitchen-settings.js)
 //   #help-open, dialog#help-dialog, #help-close, #key-legend  (kitchen-keys.js)
-//   #age-legend                   the thresholds in use
-//   #service, #service-calls li[data-request-id][data-kind]   (kitchen-service.js)
+//   #age-legend                   the shop's thresholds in use
+//   #service, #service-count, #service-calls li[data-request-id][data-kind]
+//                       button[data-action=ack]               (kitchen-service.js)
 //
 // Status changes are POST /api/v1/orders/{id}/status with expectedVersion and
 // an Idempotency-Key made once per intended change (order, version, target)
@@ -86,6 +91,7 @@
 import {
   api,
   announce,
+  Chime,
   clearProblem,
   formatAge,
   formatTime,
@@ -104,8 +110,7 @@ import { Keyboard } from './kitchen-keys.js';
 import { recallOrder } from './kitchen-recall.js';
 import { RecentStore, renderRecent } from './kitchen-recent.js';
 import { ServiceCalls } from './kitchen-service.js';
-import { initSettingsDialog, loadSettings } from './kitchen-settings.js';
-import { Chime } from './kitchen-sound.js';
+import { DEFAULT_THRESHOLDS, initSettingsDialog, loadSettings, shopThresholds } from './kitchen-settings.js';
 import { Stations } from './kitchen-station.js';
 import { armCancel, describeTicket, fillTicket, NEXT, STATUS_LABEL } from './kitchen-ticket.js';
 
@@ -134,19 +139,16 @@ const keys = new IntentKeys();
 let renderQueued = false;
 
 const settings = loadSettings(shopId);
+/** The shop's age thresholds (minutes): read with the shop, again on menu.changed. */
+let thresholds = { ...DEFAULT_THRESHOLDS };
 const recent = new RecentStore(shopId);
-const chime = new Chime();
+const chime = new Chime({ mutedKey: 'ordergate.kitchen.muted', what: 'each new ticket and each table calling' });
 const stations = new Stations(shopId, ({ switched = false } = {}) => {
   for (const el of elements.values()) delete el.dataset.stamp;
   render();
   if (switched) announce(`Showing ${stations.label.toLowerCase()}: ${shownIds.length} open tickets.`);
 });
-const service = new ServiceCalls({
-  chime,
-  announce,
-  formatClock: (iso) => formatTime(iso),
-  tableOf: (sessionId) => [...orders.values()].find((o) => o.sessionId === sessionId)?.tableLabel,
-});
+const service = new ServiceCalls({ shopId, chime, announce, formatClock: (iso) => formatTime(iso) });
 const keyboard = new Keyboard({
   ids: () => shownIds,
   element: (id) => elements.get(id),
@@ -155,6 +157,7 @@ const keyboard = new Keyboard({
     orders.has(id) ? describeTicket(orders.get(id), position, total, formatAge(orders.get(id).createdAt)) : '',
   advance: (id) => advance(id),
   recall: () => recallLast(),
+  acknowledge: () => service.acknowledgeOldest(),
   announce,
 });
 
@@ -164,17 +167,21 @@ const stream = new LiveStream({
   events: {
     'order.placed': (order) => upsert(order, { live: true }),
     'order.updated': (order) => upsert(order, { live: true }),
-    'menu.changed': () => stations.load(),
+    // A catalog save, or a shop PATCH (the thresholds among them).
+    'menu.changed': () => {
+      stations.load();
+      readShop();
+    },
     'service.requested': (req) => service.requested(req),
     'service.acknowledged': (req) => service.acknowledged(req),
   },
-  resync: () => reconcile(),
+  resync: () => Promise.all([reconcile(), service.load()]),
 });
 
 withStaffToken({
   probe: `${ordersPath}?status=placed&limit=1`,
   start: async () => {
-    await loadShop(shopId).catch((err) => showProblem(err));
+    await readShop();
     await stations.load();
     stream.start();
   },
@@ -184,11 +191,11 @@ withStaffToken({
 initSettingsDialog({
   shopId,
   settings,
+  thresholds: () => thresholds,
   onChange: (_, { stored }) => {
     for (const el of elements.values()) delete el.dataset.stamp;
     render();
-    const layout = settings.layout === 'flow' ? 'tickets by age' : 'columns by status';
-    announce(`Settings saved: amber after ${settings.warnMin} min, red after ${settings.lateMin} min, ${layout}.`);
+    announce(`Layout saved: ${settings.layout === 'flow' ? 'tickets by age' : 'columns by status'}.`);
     if (!stored) showProblem('This browser did not store the settings: they last until the page is reloaded.');
   },
 });
@@ -198,6 +205,22 @@ setInterval(() => {
   if (recent.prune()) scheduleRender();
   service.render();
 }, 15_000);
+
+/** The shop: its name and zone (loadShop) and its age thresholds, which recolour the tickets. */
+async function readShop() {
+  try {
+    const shop = await loadShop(shopId);
+    const next = shopThresholds(shop);
+    if (next.warnMin !== thresholds.warnMin || next.lateMin !== thresholds.lateMin) {
+      thresholds = next;
+      updateAges();
+      scheduleRender(); // the legend
+    }
+    clearProblem('shop');
+  } catch (err) {
+    if (err.status !== 401) showProblem(`Could not read the shop: ${problemText(err)}`, 'shop');
+  }
+}
 
 /**
  * Store an order if it is new or newer than the one known. Returns true if
@@ -455,7 +478,7 @@ function render() {
     stationLabel: stations.wanted ? `· ${stations.label}` : '',
   });
   document.getElementById('age-legend').textContent =
-    `Amber ${settings.warnMin} min · red ${settings.lateMin} min`;
+    `Amber ${thresholds.warnMin} min · red ${thresholds.lateMin} min`;
   keyboard.sync();
 
   // Focus follows the ticket or, if it left the board, goes to the one now
@@ -492,9 +515,17 @@ function ticketElement(order) {
   return el;
 }
 
+/** Every ticket's age and colour, now. */
+function updateAges(now = serverNow()) {
+  for (const el of elements.values()) {
+    const order = orders.get(el.dataset.orderId);
+    if (order) updateAge(el.querySelector('.ticket-age'), order.createdAt, now);
+  }
+}
+
 function updateAge(timeEl, createdAt, now = serverNow()) {
   const mins = (now - Date.parse(createdAt)) / 60000;
-  const level = mins >= settings.lateMin ? 'late' : mins >= settings.warnMin ? 'warn' : 'fresh';
+  const level = mins >= thresholds.lateMin ? 'late' : mins >= thresholds.warnMin ? 'warn' : 'fresh';
   const text = formatAge(createdAt, now);
   timeEl.textContent = level === 'late' ? `Late · ${text}` : text;
   timeEl.dataset.ageLevel = level;
@@ -531,10 +562,7 @@ function startClock() {
     const now = new Date(serverNow());
     clock.dateTime = now.toISOString();
     clock.textContent = formatTime(now.toISOString());
-    for (const el of elements.values()) {
-      const order = orders.get(el.dataset.orderId);
-      if (order) updateAge(el.querySelector('.ticket-age'), order.createdAt, now.getTime());
-    }
+    updateAges(now.getTime());
   };
   tick();
   setInterval(tick, 5000);

@@ -60,6 +60,8 @@
  *   listOrders({limit})         GET /api/v1/sessions/{id}/orders → orders[]
  *   subscribeEvents(options)    the table's event stream with the client's
  *                               credential, see "Live events" below
+ *   callStaff(kind)             calls staff to the table ('call') or asks for
+ *                               the bill ('bill'), see "Service requests" below
  *
  * ── Guest token or PIN ───────────────────────────────────────────────────
  *
@@ -146,7 +148,37 @@
  * list was read and the order was not in it). Codes the SDK makes itself:
  * ORDER_PENDING, INVALID_CART, NETWORK_ERROR, TIMEOUT, NOT_CONFIRMED,
  * ACCESS_ENDED (no PIN, and the guest token was refused or is not there),
- * HTTP_<status> (an answer with no problem code).
+ * INVALID_KIND (callStaff), HTTP_<status> (an answer with no problem code).
+ *
+ * ── Service requests ─────────────────────────────────────────────────────
+ *
+ *   const { request, alreadyOpen } = await client.callStaff('call'); // or 'bill'
+ *   // request = {requestId, kind, status: 'open'|'acknowledged', createdAt,
+ *   //            acknowledgedAt, sessionId, tableLabel, ...} as the server has it
+ *   // alreadyOpen: the server answered 200, one of that kind was open already
+ *   //              (another tap, another phone at the table): that is the one
+ *   // replayed:    the answer to an earlier attempt with the same key
+ *
+ * POST /api/v1/sessions/{id}/service-requests {"kind"} with the client's
+ * credential. The server keeps one open request per kind and table, so
+ * every tap may safely send; the client still sends as little as it can:
+ *   - One Idempotency-Key per intended request of a kind, kept through every
+ *     retry and re-tap until an answer confirms a request (then the next
+ *     call of that kind gets a new one). Kept in memory only: after a reload
+ *     the server's one-open-request rule is what stops a second call.
+ *   - A call of a kind while one of that kind runs returns the same promise
+ *     and sends nothing (a double tap calls once).
+ *   - Retried like orders, with the same key: network failures, timeouts,
+ *     5xx, 409 REQUEST_IN_PROGRESS, 429 other than PIN_LOCKED. A token
+ *     refused 401 UNAUTHORIZED is traded in once (or ends the access:
+ *     ACCESS_ENDED, when there is no PIN).
+ *   - When the retries run out the last error is thrown (NETWORK_ERROR,
+ *     TIMEOUT, ...) and the key stays, so tapping again is safe. Any other
+ *     refusal (410 SESSION_CLOSED, 429 PIN_LOCKED, 400 ...) is thrown at once.
+ *   - A kind other than SERVICE_KINDS ('call', 'bill') is refused with
+ *     INVALID_KIND; nothing is sent.
+ * The table's stream tells every phone at the table how requests go
+ * (service.requested, service.acknowledged; data = the request).
  *
  * ── Other helpers ────────────────────────────────────────────────────────
  *
@@ -162,6 +194,13 @@
  *     next load is a fresh 200, ETags differ per language).
  *   getShop({shopId, baseUrl, fetch}) → the shop (name, currency, timezone,
  *     languages once the server has them).
+ *   getTable({code, baseUrl, fetch}) → what a permanent table card
+ *     (/q/{code}) opens: {shopId, tableName, sessionId} (sessionId null
+ *     while nobody is seated there). No auth; never answered from a cache
+ *     (a page polls it to see the table open). Unknown card → NOT_FOUND.
+ *   getWait({shopId, baseUrl, fetch}) → the kitchen's current pace:
+ *     {estimatedMinutes (null: no estimate yet), sampleSize, windowMinutes}.
+ *     No auth; the server lets caches keep it 30 s.
  *   subscribeSessionEvents({sessionId, pin, baseUrl, onEvent, onOpen,
  *     onStatus, EventSource, ...}) → {close(), lastEventId}. The guest stream
  *     with the PIN (`?pin=`), as v1 clients use it. onEvent(type, data, id)
@@ -217,8 +256,10 @@ export const MAX_LINE_NOTE_CHARS = 140;
 export const MAX_OPTIONS = 50;
 export const GUEST_EVENT_TYPES = Object.freeze([
   'order.placed', 'order.updated', 'stock.changed', 'session.opened', 'session.closed',
-  'menu.changed',
+  'menu.changed', 'service.requested', 'service.acknowledged',
 ]);
+/** What a guest may ask staff for: come to the table, or bring the bill. */
+export const SERVICE_KINDS = Object.freeze(['call', 'bill']);
 
 /** Problem codes after which the same request is simply sent again. */
 const RETRY_CODES = new Set(['REQUEST_IN_PROGRESS', 'SESSION_BUSY', 'COOLDOWN_ACTIVE', 'UNAVAILABLE', 'INTERNAL']);
@@ -932,6 +973,86 @@ export function createOrderClient(options = {}) {
     return entry.promise;
   }
 
+  /** kind → the callStaff promise running for it (a second tap joins it). */
+  const serviceCalls = new Map();
+  /** kind → the Idempotency-Key of the request of that kind not yet confirmed. */
+  const serviceKeys = new Map();
+
+  function callStaff(kind) {
+    if (!SERVICE_KINDS.includes(kind)) {
+      return Promise.reject(new OrdergateError('INVALID_KIND', `Unknown service request kind: ${kind}`));
+    }
+    const running = serviceCalls.get(kind);
+    if (running) return running;
+    let key = serviceKeys.get(kind);
+    if (!key) {
+      key = randomUUID();
+      serviceKeys.set(kind, key);
+    }
+    const promise = (async () => {
+      try {
+        await null; // the map holds the promise before anything below can finish
+        return await sendServiceRequest(kind, key);
+      } finally {
+        serviceCalls.delete(kind);
+      }
+    })();
+    serviceCalls.set(kind, promise);
+    return promise;
+  }
+
+  async function sendServiceRequest(kind, key) {
+    const started = deps.now();
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json', 'Idempotency-Key': key };
+    const payload = JSON.stringify({ kind });
+    let attempt = 0;
+    let last = null;
+    let renewed = false;
+    for (;;) {
+      attempt += 1;
+      const auth = await authHeaders();
+      let answer = null;
+      try {
+        answer = await exchange(deps, `${sessionPath}/service-requests`, {
+          method: 'POST', headers: { ...headers, ...auth }, body: payload,
+        });
+      } catch (err) {
+        last = err; // no answer: the request may have been made, the key makes the retry safe
+      }
+      const refusal = auth.Authorization ? answer?.body?.code : null;
+      if (refusal === 'UNAUTHORIZED' && !renewed) {
+        renewed = true;
+        dropToken(auth.Authorization);
+        continue;
+      }
+      if (refusal === 'SESSION_CLOSED') dropToken(auth.Authorization);
+      if (answer) {
+        noteServerClock(answer);
+        if (answer.status >= 200 && answer.status < 300 && answer.body && typeof answer.body === 'object') {
+          if (serviceKeys.get(kind) === key) serviceKeys.delete(kind);
+          const replayed = answer.headers.get('idempotent-replayed') === 'true';
+          return {
+            request: answer.body, alreadyOpen: answer.status === 200 && !replayed, replayed, attempts: attempt, idempotencyKey: key,
+          };
+        }
+        const err = problemError(answer, deps.now());
+        const transient = RETRY_CODES.has(err.code)
+          || (!FINAL_CODES.has(err.code) && (answer.status >= 500 || answer.status === 429 || answer.status === 408))
+          || (answer.status >= 200 && answer.status < 300);
+        if (!transient) {
+          if (err.code === 'IDEMPOTENCY_KEY_REUSED' && serviceKeys.get(kind) === key) serviceKeys.delete(kind);
+          throw err;
+        }
+        last = err;
+      }
+      if (attempt >= maxAttempts) break;
+      const delayMs = retryDelay(attempt, last.retryAfter);
+      if (deps.now() + delayMs - started >= maxElapsedMs) break;
+      await sleep(delayMs);
+    }
+    throw last;
+  }
+
   /**
    * The table's stream with this client's credential. Once the browser
    * gives a stream up, the session is read through the client before a new
@@ -969,6 +1090,7 @@ export function createOrderClient(options = {}) {
     getSession,
     listOrders,
     subscribeEvents,
+    callStaff,
     get pending() { return inflight !== null; },
     get currentKey() { return current?.key ?? null; },
     get hasToken() { return token !== null; },
@@ -1038,6 +1160,23 @@ export function createMenuLoader(options = {}) {
 export async function getShop(options = {}) {
   const deps = resolveDeps(options);
   const url = `${trimBase(options.baseUrl)}/api/v1/shops/${encodeURIComponent(options.shopId)}`;
+  return (await getJson(deps, url)).body;
+}
+
+export async function getTable(options = {}) {
+  if (!options.code) throw new TypeError('getTable: code is required');
+  const deps = resolveDeps(options);
+  const url = `${trimBase(options.baseUrl)}/api/v1/tables/${encodeURIComponent(options.code)}`;
+  // Polled to see the table open: an answer kept by a cache would hide it.
+  const answer = await exchange(deps, url, { method: 'GET', headers: { Accept: 'application/json' }, cache: 'no-store' });
+  if (answer.status !== 200 || !answer.body || typeof answer.body !== 'object') throw problemError(answer, deps.now());
+  return answer.body;
+}
+
+export async function getWait(options = {}) {
+  if (!options.shopId) throw new TypeError('getWait: shopId is required');
+  const deps = resolveDeps(options);
+  const url = `${trimBase(options.baseUrl)}/api/v1/shops/${encodeURIComponent(options.shopId)}/wait`;
   return (await getJson(deps, url)).body;
 }
 

@@ -1,10 +1,13 @@
 // A dinner rush on the kitchen display (tests/14-kitchen-rush): a bistro
 // with a grill and a bar set up through the HTTP API, a burst of staff
 // orders, and readers for what the display shows, through the hooks listed
-// at the top of web/kitchen.js and its parts (web/kitchen-*.js). Every wait
-// has a deadline (the contexts' default, WAIT_MS, unless given).
+// at the top of web/kitchen.js and its parts (web/kitchen-*.js); the chime's
+// counters serve the staff console's tests too. Every wait has a deadline
+// (the contexts' default, WAIT_MS, unless given).
 
 import { randomUUID } from 'node:crypto';
+
+import { eventually } from './server.mjs';
 
 /**
  * A bistro (USD), its items routed to stations:
@@ -144,15 +147,44 @@ export async function openOrders(server, shopId, statuses = 'placed,accepted,pre
 /**
  * The kitchen display of `shop` at `/kitchen/{shopId}{query}`, signed in
  * (the sign-in is the gesture that lets it play sound), its stream live.
- * `clock: true` installs Playwright's fake clock first (running from now).
+ * `clock: true` installs Playwright's fake clock first (running from now):
+ * move it with `fastForward`.
  */
 export async function openKitchenAt(scene, shop, { query = '', context, name = 'kitchen', clock = false } = {}) {
   const page = await scene.page(context ?? (await scene.context()), name);
-  if (clock) await page.clock.install({ time: new Date() });
+  if (clock) await installClock(page);
   await page.goto(scene.server.url(`/kitchen/${shop.shopId}${query}`));
   await scene.signIn(page);
   await page.locator('#shop-name', { hasText: shop.name }).waitFor();
   return page;
+}
+
+/**
+ * How far each page's fake clock was moved. The pages set their clock by
+ * the server's `Date` header (console.js's noteServerDate), so a clock moved
+ * in the browser alone is put back by the next API answer; the page's API
+ * answers carry a `Date` moved as far, as if time passed for the server too.
+ */
+const clockShift = new WeakMap();
+
+async function installClock(page) {
+  await page.clock.install({ time: new Date() });
+  clockShift.set(page, 0);
+  // Not the event stream: it stays open, and the pages read no time from it.
+  await page.route(
+    (url) => url.pathname.startsWith('/api/v1/') && !url.pathname.endsWith('/events'),
+    async (route) => {
+      const response = await route.fetch();
+      const date = new Date(Date.parse(response.headers().date) + clockShift.get(page)).toUTCString();
+      await route.fulfill({ response, headers: { ...response.headers(), date } });
+    },
+  );
+}
+
+/** Moves the fake clock of a page opened with `clock: true` on by `ms`, for the server's answers too. */
+export async function fastForward(page, ms) {
+  clockShift.set(page, clockShift.get(page) + ms);
+  await page.clock.fastForward(ms);
 }
 
 /** The tickets on the board in display order (data-position): [{orderId, status, position, ticket}]. */
@@ -242,4 +274,30 @@ export async function chimes(page) {
     audio: b.dataset.audio,
     pressed: b.getAttribute('aria-pressed'),
   }));
+}
+
+/**
+ * Counts the WebAudio oscillators the context's pages start (the chimes
+ * are synthesised): read back with `oscillators(page)`.
+ */
+export async function countOscillators(context) {
+  await context.addInitScript(() => {
+    window.__e2eOscillators = 0;
+    const start = OscillatorNode.prototype.start;
+    OscillatorNode.prototype.start = function (...args) {
+      window.__e2eOscillators += 1;
+      return start.apply(this, args);
+    };
+  });
+}
+
+export function oscillators(page) {
+  return page.evaluate(() => window.__e2eOscillators);
+}
+
+/** Resolves once the page's AudioContext runs (the chime can sound). */
+export function audioRunning(page) {
+  return eventually(async () => (await page.locator('#sound-toggle').getAttribute('data-audio')) === 'running', {
+    what: 'the AudioContext running after the sign-in',
+  });
 }

@@ -9,8 +9,9 @@
 //   - ?station=bar shows only bar lines (a ticket without one is not shown),
 //     counts only them, follows a catalog change (menu.changed), and the
 //     picker goes back to all stations.
-//   - Age colours: amber after 5 min, red after 10 (Playwright's clock), and
-//     thresholds set in the settings, kept on the device.
+//   - Age colours: amber after 5 min, red after 10 (Playwright's clock), then
+//     the shop's thresholds (PATCH /api/v1/shops/{id}), followed live; the
+//     settings dialog shows them and sets none.
 //   - "Recently done" survives a reload.
 //   - Recall: Enter bumps, R recalls and the API shows the previous status;
 //     from "Recently done" a ticket goes back where it was bumped from.
@@ -23,12 +24,16 @@ import { after, before, describe, test } from 'node:test';
 
 import {
   allDayOnPage,
+  audioRunning,
   boardTickets,
   chimes,
+  countOscillators,
   expectedAllDay,
+  fastForward,
   fullyVisibleTickets,
   openKitchenAt,
   openOrders,
+  oscillators,
   placeRush,
   setupBistro,
   staffOrder,
@@ -207,40 +212,30 @@ describe('the kitchen display in a rush (issue 17)', () => {
       const { server } = scene;
       const shop = await setupBistro(server, { name: 'E2E Sound Bistro' });
       const context = await scene.context(RUSH_SCREEN);
-      // Count the oscillators the page starts (the chime is synthesised).
-      await context.addInitScript(() => {
-        window.__e2eOscillators = 0;
-        const start = OscillatorNode.prototype.start;
-        OscillatorNode.prototype.start = function (...args) {
-          window.__e2eOscillators += 1;
-          return start.apply(this, args);
-        };
-      });
+      await countOscillators(context);
       const kitchen = await openKitchenAt(scene, shop, { context, name: 'kitchen-sound' });
       const table = await server.openTable(shop.shopId, 'S1');
       const before = await chimes(kitchen);
       assert.equal(before.pressed, 'false');
       assert.notEqual(before.audio, 'unavailable');
-      await eventually(async () => (await chimes(kitchen)).audio === 'running', {
-        what: 'the AudioContext running after the sign-in',
-      });
+      await audioRunning(kitchen);
 
       const first = await staffOrder(server, table, [{ menuItemId: shop.items.beer, quantity: 1 }]);
       await ticket(kitchen, first.orderId).waitFor();
       await eventually(async () => (await chimes(kitchen)).played === before.played + 1, { what: 'one chime' });
-      assert.ok((await kitchen.evaluate(() => window.__e2eOscillators)) >= 2, 'the chime played its notes');
+      assert.ok((await oscillators(kitchen)) >= 2, 'the chime played its notes');
 
       await kitchen.locator('#sound-toggle').click();
       assert.equal(await kitchen.locator('#sound-toggle').getAttribute('aria-pressed'), 'true');
       await kitchen.waitForTimeout(800); // past the chime's coalescing window
-      const oscillators = await kitchen.evaluate(() => window.__e2eOscillators);
+      const notes = await oscillators(kitchen);
       const second = await staffOrder(server, table, [{ menuItemId: shop.items.lemonade, quantity: 1 }]);
       await ticket(kitchen, second.orderId).waitFor();
       await eventually(async () => (await chimes(kitchen)).muted === before.muted + 1, {
         what: 'a muted chime counted',
       });
       assert.equal((await chimes(kitchen)).played, before.played + 1, 'no chime while muted');
-      assert.equal(await kitchen.evaluate(() => window.__e2eOscillators), oscillators, 'no sound while muted');
+      assert.equal(await oscillators(kitchen), notes, 'no sound while muted');
 
       await kitchen.reload();
       await kitchen.locator('#connection[data-state="live"]').waitFor();
@@ -249,7 +244,7 @@ describe('the kitchen display in a rush (issue 17)', () => {
       assert.equal(await kitchen.locator('#sound-toggle').getAttribute('aria-pressed'), 'false');
     }));
 
-  test('age colours: amber after 5 min and red after 10, thresholds set on the display', () =>
+  test('age colours: amber after 5 min and red after 10, then the shop’s thresholds, followed live', () =>
     scene.run(async () => {
       const { server } = scene;
       const shop = await setupBistro(server, { name: 'E2E Clock Bistro' });
@@ -260,35 +255,37 @@ describe('the kitchen display in a rush (issue 17)', () => {
       assert.equal(await card.getAttribute('data-age-level'), 'fresh');
       assert.match(await kitchen.locator('#age-legend').textContent(), /Amber 5 min · red 10 min/);
 
-      await kitchen.clock.fastForward('05:10');
+      await fastForward(kitchen, 5 * 60_000 + 10_000);
       await kitchen.locator(`#board li.ticket[data-order-id="${orders[0].orderId}"][data-age-level="warn"]`).waitFor();
       assert.equal(await card.locator('time.ticket-age').getAttribute('data-age-level'), 'warn');
-      await kitchen.clock.fastForward('05:00');
+      await fastForward(kitchen, 5 * 60_000);
       await kitchen.locator(`#board li.ticket[data-order-id="${orders[0].orderId}"][data-age-level="late"]`).waitFor();
       assert.match(await card.locator('time.ticket-age').textContent(), /^Late · 10 min$/);
 
-      // The settings: red must come after amber; then 20 and 30 minutes.
+      // The thresholds are the shop's (staff set them in the console): the
+      // open display follows the PATCH's menu.changed without a reload.
+      await server.call('PATCH', `/api/v1/shops/${shop.shopId}`, {
+        body: { kitchenWarnMinutes: 20, kitchenLateMinutes: 30 },
+      });
+      await kitchen.locator(`#board li.ticket[data-order-id="${orders[0].orderId}"][data-age-level="fresh"]`).waitFor();
+      await kitchen.locator('#age-legend', { hasText: 'Amber 20 min · red 30 min' }).waitFor();
+      await server.call('PATCH', `/api/v1/shops/${shop.shopId}`, {
+        body: { kitchenWarnMinutes: 8, kitchenLateMinutes: 12 },
+      });
+      await kitchen.locator(`#board li.ticket[data-order-id="${orders[0].orderId}"][data-age-level="warn"]`).waitFor();
+
+      // The settings dialog shows them, read only: the screen keeps its layout only.
       await kitchen.locator('#settings-open').click();
       await kitchen.locator('#settings-dialog[open]').waitFor();
-      assert.match(await kitchen.locator('#settings-dialog').textContent(), /server has no setting/);
-      await kitchen.locator('#warn-minutes').fill('20');
-      await kitchen.locator('#late-minutes').fill('15');
-      await kitchen.locator('#settings-save').click();
-      await kitchen.locator('#settings-error').waitFor();
-      assert.equal(await kitchen.locator('#late-minutes').getAttribute('aria-invalid'), 'true');
-      await kitchen.locator('#late-minutes').fill('30');
-      await kitchen.locator('#settings-save').click();
-      await kitchen.locator('#settings-dialog').waitFor({ state: 'hidden' });
-      await kitchen.locator(`#board li.ticket[data-order-id="${orders[0].orderId}"][data-age-level="fresh"]`).waitFor();
-      assert.match(await kitchen.locator('#age-legend').textContent(), /Amber 20 min · red 30 min/);
+      assert.equal(await kitchen.locator('#settings-thresholds').textContent(), 'Amber after 8 min, red after 12 min.');
+      assert.match(await kitchen.locator('#settings-dialog').textContent(), /staff console/);
+      assert.equal(await kitchen.locator('#settings-dialog input[type="number"]').count(), 0, 'no threshold to set here');
+      await kitchen.locator('#settings-cancel').click();
 
       await kitchen.reload();
       await kitchen.locator('#connection[data-state="live"]').waitFor();
-      await kitchen.locator('#age-legend', { hasText: 'Amber 20 min · red 30 min' }).waitFor();
-      await kitchen.locator('#settings-open').click();
-      assert.equal(await kitchen.locator('#warn-minutes').inputValue(), '20');
-      assert.equal(await kitchen.locator('#late-minutes').inputValue(), '30');
-      await kitchen.locator('#settings-cancel').click();
+      await kitchen.locator('#age-legend', { hasText: 'Amber 8 min · red 12 min' }).waitFor();
+      await kitchen.locator(`#board li.ticket[data-order-id="${orders[0].orderId}"][data-age-level="warn"]`).waitFor();
     }));
 
   test('recently done survives a reload; Enter bumps and R recalls', () =>

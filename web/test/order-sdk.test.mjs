@@ -16,6 +16,10 @@ import {
   parseRetryAfter,
   OrdergateError,
   uuidV4,
+  getTable,
+  getWait,
+  GUEST_EVENT_TYPES,
+  SERVICE_KINDS,
 } from '../order-sdk.js';
 
 const SESSION = '5cf5decb-6660-46b9-b914-98556405ece7';
@@ -1651,5 +1655,210 @@ describe('menu languages and money', () => {
     assert.equal(formatMoney(2100, 'JPY', 'en'), '¥2,100');
     assert.equal(formatMoney(1290, 'USD', 'ja'), '$12.90');
     assert.match(formatMoney(2100, 'JPY', 'not a tag!'), /2,100/);
+  });
+});
+
+// ── the floor: service requests, table cards, the kitchen's pace ────────
+
+describe('callStaff', () => {
+  const SERVICE_URL = `/api/v1/sessions/${SESSION}/service-requests`;
+  const serviceRequest = (overrides = {}) => ({
+    requestId: '01a23152-e3e6-708b-b4e7-fa38ed428cf3',
+    shopId: SHOP,
+    sessionId: SESSION,
+    tableLabel: 'T1',
+    kind: 'call',
+    status: 'open',
+    createdAt: new Date(T0).toISOString(),
+    acknowledgedAt: null,
+    ...overrides,
+  });
+
+  test('one POST with the kind, a key and the guest token (never the PIN)', async () => {
+    const h = harness({ script: [json(201, serviceRequest())] });
+    const result = await h.client.callStaff('call');
+    assert.equal(h.calls.length, 1);
+    const [c] = h.calls;
+    assert.equal(c.method, 'POST');
+    assert.equal(c.url, SERVICE_URL);
+    assert.deepEqual(c.body, { kind: 'call' });
+    assert.match(c.headers['Idempotency-Key'], UUID_V4);
+    assert.equal(c.headers.Authorization, `Bearer ${h.tokenStorage.map.get(TOKEN_KEY)}`);
+    assert.equal(c.headers['X-Session-PIN'], undefined);
+    assert.equal(c.headers['Content-Type'], 'application/json');
+    assert.deepEqual(result, {
+      request: serviceRequest(), alreadyOpen: false, replayed: false, attempts: 1, idempotencyKey: c.headers['Idempotency-Key'],
+    });
+  });
+
+  test('a double tap sends once: the second call joins the first', async () => {
+    const h = harness({ script: [json(201, serviceRequest())] });
+    const a = h.client.callStaff('call');
+    const b = h.client.callStaff('call');
+    assert.equal(a, b, 'the same promise');
+    await a;
+    assert.equal(h.calls.length, 1);
+  });
+
+  test('the call and the bill are separate requests, each with its own key', async () => {
+    const h = harness({ script: [json(201, serviceRequest()), json(201, serviceRequest({ kind: 'bill', requestId: 'r-bill' }))] });
+    const [call, bill] = await Promise.all([h.client.callStaff('call'), h.client.callStaff('bill')]);
+    assert.equal(call.request.kind, 'call');
+    assert.equal(bill.request.kind, 'bill');
+    assert.deepEqual(h.calls.map((c) => c.body.kind).sort(), ['bill', 'call']);
+    assert.equal(new Set(h.keys()).size, 2);
+  });
+
+  test('200 is the request of that kind already open; a replay says so', async () => {
+    const h = harness({
+      script: [
+        json(200, serviceRequest()),
+        json(200, serviceRequest(), { 'idempotent-replayed': 'true' }),
+      ],
+    });
+    const open = await h.client.callStaff('call');
+    assert.equal(open.alreadyOpen, true);
+    assert.equal(open.replayed, false);
+    const replay = await h.client.callStaff('call');
+    assert.equal(replay.replayed, true);
+    assert.equal(replay.alreadyOpen, false);
+  });
+
+  test('retried with the same key after a lost answer, a 5xx or REQUEST_IN_PROGRESS', async () => {
+    const h = harness({
+      script: [
+        networkError(),
+        problem(503, 'UNAVAILABLE'),
+        problem(409, 'REQUEST_IN_PROGRESS', {}, { 'retry-after': '1' }),
+        json(200, serviceRequest(), { 'idempotent-replayed': 'true' }),
+      ],
+    });
+    const result = await h.client.callStaff('call');
+    assert.equal(h.calls.length, 4);
+    assert.equal(new Set(h.keys()).size, 1, 'one key through every retry');
+    assert.equal(result.attempts, 4);
+    assert.equal(result.replayed, true);
+    assert.equal(h.sleeps.length, 3);
+    assert.ok(h.sleeps[2] >= 1000, 'Retry-After is honoured');
+  });
+
+  test('a confirmed request frees the key: the next call of that kind is a new request', async () => {
+    const h = harness({ script: [json(201, serviceRequest()), json(201, serviceRequest({ requestId: 'r2' }))] });
+    await h.client.callStaff('call');
+    await h.client.callStaff('call');
+    assert.equal(new Set(h.keys()).size, 2);
+  });
+
+  test('retries that run out throw the last error and keep the key for the next tap', async () => {
+    const h = harness({
+      maxAttempts: 3,
+      script: [networkError(), networkError(), networkError(), json(201, serviceRequest())],
+    });
+    await assert.rejects(h.client.callStaff('call'), { code: 'NETWORK_ERROR' });
+    assert.equal(h.calls.length, 3);
+    await h.client.callStaff('call');
+    assert.equal(new Set(h.keys()).size, 1, 'the tap again carries the same key');
+  });
+
+  for (const [status, code, headers] of [
+    [410, 'SESSION_CLOSED', {}],
+    [429, 'PIN_LOCKED', { 'retry-after': '60' }],
+    [400, 'MALFORMED_REQUEST', {}],
+  ]) {
+    test(`${status} ${code} is thrown at once`, async () => {
+      const h = harness({ script: [problem(status, code, {}, headers)] });
+      await assert.rejects(h.client.callStaff('bill'), { code, status });
+      assert.equal(h.calls.length, 1);
+      assert.deepEqual(h.sleeps, []);
+    });
+  }
+
+  test('SESSION_CLOSED to the token drops it (tokens die at checkout)', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_kept' });
+    const h = harness({ tokenStorage, script: [problem(410, 'SESSION_CLOSED')] });
+    await assert.rejects(h.client.callStaff('call'), { code: 'SESSION_CLOSED' });
+    assert.equal(tokenStorage.map.has(TOKEN_KEY), false);
+  });
+
+  test('a token refused 401 is traded in once, and the same key sent again', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_old' });
+    const h = harness({ tokenStorage, script: [problem(401, 'UNAUTHORIZED'), json(201, serviceRequest())] });
+    await h.client.callStaff('call');
+    assert.equal(h.exchanges.length, 1);
+    assert.equal(h.calls[0].headers.Authorization, 'Bearer og_guest_old');
+    assert.equal(h.calls[1].headers.Authorization, `Bearer ${tokenStorage.map.get(TOKEN_KEY)}`);
+    assert.equal(new Set(h.keys()).size, 1);
+  });
+
+  test('without a PIN, a refused token ends the access (ACCESS_ENDED)', async () => {
+    const tokenStorage = memoryStorage({ [TOKEN_KEY]: 'og_guest_dead' });
+    const h = harness({ tokenStorage, pin: undefined, script: [problem(401, 'UNAUTHORIZED')] });
+    await assert.rejects(h.client.callStaff('call'), { code: 'ACCESS_ENDED' });
+    assert.equal(h.calls.length, 1);
+    assert.equal(h.exchanges.length, 0);
+  });
+
+  test('a wrong PIN refused at the exchange is the answer; nothing is sent', async () => {
+    const h = harness({ access: [problem(401, 'PIN_INVALID')] });
+    await assert.rejects(h.client.callStaff('call'), { code: 'PIN_INVALID' });
+    assert.equal(h.calls.length, 0);
+  });
+
+  test('an unknown kind is refused without a request', async () => {
+    const h = harness();
+    await assert.rejects(h.client.callStaff('water'), { name: 'OrdergateError', code: 'INVALID_KIND' });
+    assert.equal(h.calls.length + h.exchanges.length, 0);
+    assert.deepEqual([...SERVICE_KINDS], ['call', 'bill']);
+  });
+
+  test('the table\'s stream listens for service events', () => {
+    assert.ok(GUEST_EVENT_TYPES.includes('service.requested'));
+    assert.ok(GUEST_EVENT_TYPES.includes('service.acknowledged'));
+    FakeEventSource.instances = [];
+    const events = [];
+    const sub = subscribeSessionEvents({
+      sessionId: SESSION, pin: PIN, EventSource: FakeEventSource, onEvent: (type, data) => events.push([type, data.status]),
+    });
+    const [es] = FakeEventSource.instances;
+    es.open();
+    es.emit('service.acknowledged', { data: JSON.stringify(serviceRequest({ status: 'acknowledged' })), lastEventId: '9' });
+    assert.deepEqual(events, [['service.acknowledged', 'acknowledged']]);
+    sub.close();
+  });
+});
+
+describe('getTable and getWait', () => {
+  const CODE = '418731b99654cf5db630';
+
+  test('getTable reads the card, without credentials and never from a cache', async () => {
+    const calls = [];
+    const table = { shopId: SHOP, tableName: 'T4', sessionId: null };
+    const body = await getTable({
+      code: CODE,
+      fetch: async (url, init) => { calls.push({ url, init }); return json(200, table)(); },
+    });
+    assert.deepEqual(body, table);
+    assert.equal(calls[0].url, `/api/v1/tables/${CODE}`);
+    assert.equal(calls[0].init.cache, 'no-store');
+    assert.equal(calls[0].init.headers.Authorization, undefined);
+    assert.equal(calls[0].init.headers['X-Session-PIN'], undefined);
+  });
+
+  test('an unknown card is NOT_FOUND; no answer is NETWORK_ERROR', async () => {
+    await assert.rejects(getTable({ code: CODE, fetch: async () => problem(404, 'NOT_FOUND')() }), { code: 'NOT_FOUND', status: 404 });
+    await assert.rejects(getTable({ code: CODE, fetch: networkError() }), { code: 'NETWORK_ERROR' });
+    await assert.rejects(getTable({}), TypeError);
+  });
+
+  test('getWait reads the shop\'s estimate (null: none yet)', async () => {
+    const urls = [];
+    const wait = await getWait({
+      shopId: SHOP,
+      baseUrl: 'https://diner.example/',
+      fetch: async (url) => { urls.push(url); return json(200, { estimatedMinutes: null, sampleSize: 2, windowMinutes: 60 })(); },
+    });
+    assert.equal(wait.estimatedMinutes, null);
+    assert.deepEqual(urls, [`https://diner.example/api/v1/shops/${SHOP}/wait`]);
+    await assert.rejects(getWait({ shopId: SHOP, fetch: async () => problem(404, 'NOT_FOUND')() }), { code: 'NOT_FOUND' });
   });
 });
