@@ -692,3 +692,118 @@ async fn sigkill_mid_load_loses_no_acknowledged_order_and_duplicates_none() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// A kitchen printer that takes a ticket's bytes and answers the status
+/// request after them only once told to: until then it holds the
+/// connection, as one that jammed mid-ticket would.
+struct StallingPrinter {
+    address: String,
+    received: Arc<Mutex<Vec<u8>>>,
+    answering: Arc<AtomicBool>,
+}
+
+impl StallingPrinter {
+    async fn start() -> StallingPrinter {
+        use ordergate_server::printing::escpos::{STATUS_ONLINE, STATUS_REQUEST};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let received: Arc<Mutex<Vec<u8>>> = Arc::default();
+        let answering = Arc::new(AtomicBool::new(false));
+        let (sink, answer) = (Arc::clone(&received), Arc::clone(&answering));
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let (sink, answer) = (Arc::clone(&sink), Arc::clone(&answer));
+                tokio::spawn(async move {
+                    let mut bytes = Vec::new();
+                    let mut buffer = [0u8; 4096];
+                    while !bytes.ends_with(&STATUS_REQUEST) {
+                        match stream.read(&mut buffer).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => bytes.extend_from_slice(&buffer[..n]),
+                        }
+                    }
+                    sink.lock().unwrap().extend_from_slice(&bytes);
+                    if answer.load(Ordering::SeqCst) {
+                        let _ = stream.write_all(&[STATUS_ONLINE]).await;
+                    } else {
+                        // Held until the server goes away.
+                        let _ = stream.read(&mut buffer).await;
+                    }
+                });
+            }
+        });
+        StallingPrinter {
+            address,
+            received,
+            answering,
+        }
+    }
+
+    /// The tickets once `count` have come out, within 30 s.
+    async fn tickets(&self, count: usize) -> Vec<Vec<String>> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let bytes = self.received.lock().unwrap().clone();
+            let printout = ordergate_server::printing::escpos::decode(&bytes);
+            if printout.tickets.len() >= count {
+                return printout.tickets;
+            }
+            assert!(Instant::now() < deadline, "{count} tickets: {printout:#?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// SIGKILLed after a ticket's bytes reached the printer and before the
+/// printer confirmed them: the restarted server cannot know whether it
+/// printed, so it prints it again headed as a possible repeat — and then
+/// nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_print_prints_the_ticket_again_marked_as_a_possible_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("og.db").display());
+    let printer = StallingPrinter::start().await;
+    let mut server = Server::start(&database);
+    let client = Client::new(server.base.clone(), Some(TOKEN.into()));
+    let shop = setup_shop(&client, 0).await;
+    let added = client
+        .staff_send(
+            reqwest::Method::POST,
+            &format!("/api/v1/shops/{}/printers", shop.shop_id),
+            &json!({"name": "Pass", "address": printer.address}),
+            None,
+        )
+        .await
+        .expect("add a printer");
+    assert_eq!(added.status, 201, "{}", added.body);
+    let (session_id, _) = &shop.tables[0];
+    let ordered = client
+        .staff_send(
+            reqwest::Method::POST,
+            &format!("/api/v1/sessions/{session_id}/staff-orders"),
+            &json!({"items": [{"menuItemId": shop.soup, "quantity": 2}]}),
+            Some(&Uuid::new_v4().to_string()),
+        )
+        .await
+        .expect("a staff order");
+    assert_eq!(ordered.status, 201, "{}", ordered.body);
+    let heading = format!("#{}  T0", ordered.body["ticketNumber"]);
+
+    let first = printer.tickets(1).await;
+    server.sigkill();
+    server.reap();
+    printer.answering.store(true, Ordering::SeqCst);
+    let server = Server::start(&database);
+    let printed = printer.tickets(2).await;
+    assert!(first[0].contains(&heading), "{first:?}");
+    assert!(!first[0].iter().any(|line| line.contains("REPRINT")));
+    assert_eq!(
+        printed[1][0], "*** REPRINT - may be a repeat ***",
+        "{printed:?}"
+    );
+    assert!(printed[1].contains(&heading));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(printer.tickets(2).await.len(), 2, "and nothing more");
+    server.terminate();
+}

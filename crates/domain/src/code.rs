@@ -41,12 +41,13 @@ pub enum ErrorCode {
     InvalidOptions,
     InvalidImage,
     TableNameTaken,
+    PrinterNameTaken,
     RecallExpired,
     NothingToRecall,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 39] = [
+    pub const ALL: [ErrorCode; 40] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -84,6 +85,7 @@ impl ErrorCode {
         ErrorCode::InvalidOptions,
         ErrorCode::InvalidImage,
         ErrorCode::TableNameTaken,
+        ErrorCode::PrinterNameTaken,
         ErrorCode::RecallExpired,
         ErrorCode::NothingToRecall,
     ];
@@ -127,6 +129,7 @@ impl ErrorCode {
             ErrorCode::InvalidOptions => "INVALID_OPTIONS",
             ErrorCode::InvalidImage => "INVALID_IMAGE",
             ErrorCode::TableNameTaken => "TABLE_NAME_TAKEN",
+            ErrorCode::PrinterNameTaken => "PRINTER_NAME_TAKEN",
             ErrorCode::RecallExpired => "RECALL_EXPIRED",
             ErrorCode::NothingToRecall => "NOTHING_TO_RECALL",
         }
@@ -143,6 +146,7 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::TableOccupied
             | ErrorCode::TableNameTaken
+            | ErrorCode::PrinterNameTaken
             | ErrorCode::StockNotTracked
             | ErrorCode::RequestInProgress
             | ErrorCode::DuplicatePayload
@@ -213,6 +217,7 @@ impl ErrorCode {
             ErrorCode::InvalidOptions => "Invalid choice of options",
             ErrorCode::InvalidImage => "Not an image the menu can use",
             ErrorCode::TableNameTaken => "The shop has a table of that name",
+            ErrorCode::PrinterNameTaken => "The shop has a printer of that name",
             ErrorCode::RecallExpired => "Too late to recall that move",
             ErrorCode::NothingToRecall => "No move of this order to recall",
         }
@@ -277,6 +282,7 @@ mod tests {
                 ("INVALID_OPTIONS", 422),
                 ("INVALID_IMAGE", 422),
                 ("TABLE_NAME_TAKEN", 409),
+                ("PRINTER_NAME_TAKEN", 409),
                 ("RECALL_EXPIRED", 409),
                 ("NOTHING_TO_RECALL", 409),
             ]

@@ -25,10 +25,12 @@ pub enum EventType {
     /// A table called for staff or asked for the bill.
     ServiceRequested,
     ServiceAcknowledged,
+    /// Staff asked a kitchen printer for a copy of a ticket.
+    TicketReprint,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 9] = [
         EventType::OrderPlaced,
         EventType::OrderUpdated,
         EventType::StockChanged,
@@ -37,6 +39,7 @@ impl EventType {
         EventType::MenuChanged,
         EventType::ServiceRequested,
         EventType::ServiceAcknowledged,
+        EventType::TicketReprint,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -49,6 +52,7 @@ impl EventType {
             EventType::MenuChanged => "menu.changed",
             EventType::ServiceRequested => "service.requested",
             EventType::ServiceAcknowledged => "service.acknowledged",
+            EventType::TicketReprint => "ticket.reprint",
         }
     }
 
@@ -157,7 +161,8 @@ mod tests {
                 "session.closed",
                 "menu.changed",
                 "service.requested",
-                "service.acknowledged"
+                "service.acknowledged",
+                "ticket.reprint"
             ]
         );
         for event_type in EventType::ALL {

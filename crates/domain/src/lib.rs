@@ -14,6 +14,7 @@ pub mod language;
 pub mod menu;
 pub mod order;
 pub mod paging;
+pub mod printing;
 pub mod rejection;
 pub mod service;
 pub mod session;

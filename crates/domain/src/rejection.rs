@@ -18,6 +18,8 @@ pub enum Rejection {
     TableOccupied { table_label: String },
     #[error("the shop has a table called {name} already")]
     TableNameTaken { name: String },
+    #[error("the shop has a printer called {name} already")]
+    PrinterNameTaken { name: String },
     #[error("the shop has not published a catalog yet")]
     CatalogNotReady,
     /// Another edit replaced the catalog since the version the editor read.
@@ -89,6 +91,7 @@ impl Rejection {
             Rejection::Validation(_) => ErrorCode::ValidationFailed,
             Rejection::TableOccupied { .. } => ErrorCode::TableOccupied,
             Rejection::TableNameTaken { .. } => ErrorCode::TableNameTaken,
+            Rejection::PrinterNameTaken { .. } => ErrorCode::PrinterNameTaken,
             Rejection::CatalogNotReady => ErrorCode::CatalogNotReady,
             Rejection::StockNotTracked { .. } => ErrorCode::StockNotTracked,
             Rejection::PinInvalid => ErrorCode::PinInvalid,

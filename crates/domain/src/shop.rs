@@ -90,6 +90,11 @@ impl ShopTimeZone {
         self.0.name()
     }
 
+    /// The shop's wall clock at `at`, as `HH:MM`.
+    pub fn clock_of(self, at: Timestamp) -> String {
+        at.with_timezone(&self.0).format("%H:%M").to_string()
+    }
+
     /// The shop's local date at `at`, as `YYYY-MM-DD`.
     pub fn day_of(self, at: Timestamp) -> String {
         at.with_timezone(&self.0).format("%Y-%m-%d").to_string()

@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 11;
+pub const SQLITE_SCHEMA_VERSION: i64 = 12;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +37,7 @@ const fn table(name: &'static str) -> Table {
 
 /// Every table of the SQLite schema, parents before children. The
 /// PostgreSQL-only `event_counters` is derived from `events` afterwards.
-pub(crate) const TABLES: [Table; 16] = [
+pub(crate) const TABLES: [Table; 17] = [
     table("shops"),
     table("tables"),
     Table {
@@ -57,6 +57,7 @@ pub(crate) const TABLES: [Table; 16] = [
     table("service_requests"),
     table("ticket_counters"),
     table("events"),
+    table("printers"),
     Table {
         expiring: true,
         ..table("idempotency_keys")
@@ -70,7 +71,7 @@ pub(crate) const TABLES: [Table; 16] = [
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 17] = [
+pub(crate) const PG_TABLES: [&str; 18] = [
     "shops",
     "tables",
     "images",
@@ -85,6 +86,7 @@ pub(crate) const PG_TABLES: [&str; 17] = [
     "ticket_counters",
     "event_counters",
     "events",
+    "printers",
     "idempotency_keys",
     "guest_tokens",
     "audit_log",

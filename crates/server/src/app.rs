@@ -34,6 +34,7 @@ use crate::limits::{Limits, PARSER_MAX_HEADER_FIELDS};
 use crate::menu_cache::MenuCache;
 use crate::metrics::Metrics;
 use crate::photo_cache::PhotoCache;
+use crate::printing::Printing;
 use crate::{openapi, routes};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -59,6 +60,7 @@ struct Inner {
     menu_cache: Arc<MenuCache>,
     photo_cache: PhotoCache,
     hub: Arc<Hub>,
+    printing: Arc<Printing>,
     metrics: Metrics,
     limits: Limits,
     openapi_json: String,
@@ -111,6 +113,10 @@ impl AppState {
         &self.0.hub
     }
 
+    pub fn printing(&self) -> &Printing {
+        &self.0.printing
+    }
+
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
     }
@@ -144,19 +150,22 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     bail!("unsupported database URL: expected sqlite://FILE or postgres://…")
 }
 
-/// The complete HTTP application for a server reachable at `bound`, and
-/// its live-event hub (closed at shutdown).
+/// The complete HTTP application for a server reachable at `bound`, its
+/// live-event hub (closed at shutdown) and its printers (started once
+/// serving).
 fn build(
     settings: &Settings,
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     bound: SocketAddr,
-) -> (Router, Arc<Hub>) {
+) -> (Router, Arc<Hub>, Arc<Printing>) {
     let (api, document) = routes::api().split_for_parts();
     let menu_cache = Arc::new(MenuCache::default());
     let hub = Arc::new(Hub::new(Arc::clone(&store)));
-    store.set_change_listener(listener(&menu_cache, &hub));
+    let printing = Printing::new(Arc::clone(&store), Arc::clone(&clock));
+    store.set_change_listener(listener(&menu_cache, &hub, &printing));
     let closing = Arc::clone(&hub);
+    let printers = Arc::clone(&printing);
     let state = AppState(Arc::new(Inner {
         store,
         clock,
@@ -172,6 +181,7 @@ fn build(
         menu_cache,
         photo_cache: PhotoCache::default(),
         hub,
+        printing,
         metrics: Metrics::default(),
         limits: Limits::default(),
         openapi_json: openapi::render(document),
@@ -218,7 +228,7 @@ fn build(
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .layer(axum::middleware::map_request(drop_unplain_request_id))
         .with_state(state);
-    (router, closing)
+    (router, closing, printers)
 }
 
 /// A client's `x-request-id` is logged and echoed, so it is kept only when
@@ -235,15 +245,24 @@ async fn drop_unplain_request_id<B>(mut request: Request<B>) -> Request<B> {
     request
 }
 
-/// Tells the menu cache and the live streams about committed changes. Holds
-/// them weakly: the store outlives neither, and must not keep them alive.
-fn listener(menu_cache: &Arc<MenuCache>, hub: &Arc<Hub>) -> ChangeListener {
+/// Tells the menu cache, the live streams and the printers about committed
+/// changes. Holds them weakly: the store outlives them, and must not keep
+/// them alive.
+fn listener(
+    menu_cache: &Arc<MenuCache>,
+    hub: &Arc<Hub>,
+    printing: &Arc<Printing>,
+) -> ChangeListener {
     let menu_cache = Arc::downgrade(menu_cache);
     let hub = Arc::downgrade(hub);
+    let printing = Arc::downgrade(printing);
     Arc::new(move |change| match change {
         Change::Events(shop_id) => {
             if let Some(hub) = hub.upgrade() {
                 hub.announce(shop_id);
+            }
+            if let Some(printing) = printing.upgrade() {
+                printing.announce(shop_id);
             }
         }
         Change::Stock(shop_id) | Change::Catalog(shop_id) => {
@@ -257,6 +276,9 @@ fn listener(menu_cache: &Arc<MenuCache>, hub: &Arc<Hub>) -> ChangeListener {
             }
             if let Some(hub) = hub.upgrade() {
                 hub.announce_all();
+            }
+            if let Some(printing) = printing.upgrade() {
+                printing.announce_all();
             }
         }
     })
@@ -291,7 +313,8 @@ pub async fn serve_with_clock(
         Arc::clone(&clock),
         settings.clone(),
     ));
-    let (app, hub) = build(&settings, store, clock, bound);
+    let (app, hub, printing) = build(&settings, store, clock, bound);
+    let printing = printing.start();
     println!("listening on http://{bound}");
     let shutdown = async move {
         shutdown.await;
@@ -299,6 +322,7 @@ pub async fn serve_with_clock(
         hub.close();
     };
     accept(listener, app, shutdown).await;
+    drop(printing);
     purge.abort();
     Ok(())
 }

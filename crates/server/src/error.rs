@@ -113,7 +113,9 @@ impl From<Rejection> for ApiError {
         match rejection {
             Rejection::Validation(errors) => ApiError::validation(errors),
             Rejection::TableOccupied { table_label } => error.with("tableLabel", table_label),
-            Rejection::TableNameTaken { name } => error.with("name", name),
+            Rejection::TableNameTaken { name } | Rejection::PrinterNameTaken { name } => {
+                error.with("name", name)
+            }
             Rejection::CatalogNotReady => error.retry_after(30),
             Rejection::StockNotTracked { item_id } => error.with("itemId", item_id),
             Rejection::PinLocked { until } => error.with("scope", "table").retry_at(until),
@@ -162,6 +164,9 @@ fn detail(rejection: &Rejection) -> String {
         }
         Rejection::TableNameTaken { name } => {
             format!("this shop has a table called {name} already; give the new one another name")
+        }
+        Rejection::PrinterNameTaken { name } => {
+            format!("this shop has a printer called {name} already; give the new one another name")
         }
         Rejection::CatalogNotReady => "this shop has not published its catalog yet".into(),
         Rejection::StockNotTracked { .. } => {

@@ -37,6 +37,7 @@ pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 pub enum StaffOperation {
     CreateShop,
     CreateTable { shop_id: Uuid },
+    CreatePrinter { shop_id: Uuid },
     OpenSession { shop_id: Uuid },
     Restock { shop_id: Uuid, item_id: Uuid },
     StaffOrder { session_id: Uuid },
@@ -53,6 +54,9 @@ impl StaffOperation {
         let path = match self {
             StaffOperation::CreateShop => "/api/v1/shops".to_owned(),
             StaffOperation::CreateTable { shop_id } => format!("/api/v1/shops/{shop_id}/tables"),
+            StaffOperation::CreatePrinter { shop_id } => {
+                format!("/api/v1/shops/{shop_id}/printers")
+            }
             StaffOperation::OpenSession { shop_id } => format!("/api/v1/shops/{shop_id}/sessions"),
             StaffOperation::Restock { shop_id, item_id } => {
                 format!("/api/v1/shops/{shop_id}/inventory/{item_id}/restock")

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod photo_cache;
 pub mod photos;
+pub mod printing;
 mod routes;
 
 pub use app::{HEADER_READ_TIMEOUT, open_store, serve, serve_with_clock};

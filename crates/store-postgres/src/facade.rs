@@ -9,13 +9,14 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::table::TableState;
 use ordergate_store::{
-    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition,
-    Replay, ServiceCall, StaffWrite, Store, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder,
+    PrinterLease, PrinterState, Rendition, Replay, ServiceCall, StaffWrite, Store, StoreResult,
 };
 use uuid::Uuid;
 
@@ -330,6 +331,41 @@ impl Store for PgStore {
 
     async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
         self.detached(move |pg| async move { pg.purge_audit(before, batch).await })
+            .await
+    }
+
+    async fn printers(&self, shop_id: Uuid) -> StoreResult<Vec<PrinterState>> {
+        self.detached(move |pg| async move { pg.printers(shop_id).await })
+            .await
+    }
+
+    async fn all_printers(&self) -> StoreResult<Vec<Printer>> {
+        self.detached(|pg| async move { pg.all_printers().await })
+            .await
+    }
+
+    async fn get_printer(&self, printer_id: Uuid) -> StoreResult<Option<PrinterState>> {
+        self.detached(move |pg| async move { pg.get_printer(printer_id).await })
+            .await
+    }
+
+    async fn delete_printer(&self, printer_id: Uuid) -> StoreResult<()> {
+        self.detached(move |pg| async move { pg.delete_printer(printer_id).await })
+            .await
+    }
+
+    async fn request_reprint(
+        &self,
+        printer_id: Uuid,
+        order_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<i64> {
+        self.detached(move |pg| async move { pg.request_reprint(printer_id, order_id, now).await })
+            .await
+    }
+
+    async fn lease_printer(&self, printer_id: Uuid) -> StoreResult<Option<Box<dyn PrinterLease>>> {
+        self.detached(move |pg| async move { pg.lease_printer(printer_id).await })
             .await
     }
 }

@@ -32,6 +32,7 @@ mod operations;
 mod orders;
 mod photos;
 mod place;
+mod printers;
 mod service;
 mod sessions;
 mod shops;

@@ -8,22 +8,23 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition, Replay,
-    ServiceCall, StaffWrite, StoreResult,
+    Answer, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, PrinterLease, PrinterState,
+    Rendition, Replay, ServiceCall, StaffWrite, StoreResult,
 };
 use sqlx::Executor;
 use uuid::Uuid;
 
 use crate::error::{PgError, classify, is_lock_timeout};
 use crate::{
-    Pg, audit, catalog, done, events, idempotency, inventory, orders, photos, place, service,
-    sessions, shops, staff, tables,
+    Pg, audit, catalog, done, events, idempotency, inventory, orders, photos, place, printers,
+    service, sessions, shops, staff, tables,
 };
 
 /// The operations themselves, each run by [`crate::PgStore::detached`].
@@ -408,5 +409,43 @@ impl Pg {
     pub(crate) async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
         Ok(audit::purge(&mut conn, before, batch).await?)
+    }
+
+    pub(crate) async fn printers(&self, shop_id: Uuid) -> StoreResult<Vec<PrinterState>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(printers::of_shop(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn all_printers(&self) -> StoreResult<Vec<Printer>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(printers::all(&mut conn).await?)
+    }
+
+    pub(crate) async fn get_printer(&self, printer_id: Uuid) -> StoreResult<Option<PrinterState>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(printers::find(&mut conn, printer_id).await?)
+    }
+
+    pub(crate) async fn delete_printer(&self, printer_id: Uuid) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(printers::delete(&mut conn, printer_id).await?)
+    }
+
+    pub(crate) async fn request_reprint(
+        &self,
+        printer_id: Uuid,
+        order_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<i64> {
+        let mut tx = self.begin().await?;
+        let result = printers::request_reprint(&mut tx, printer_id, order_id, now).await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn lease_printer(
+        &self,
+        printer_id: Uuid,
+    ) -> StoreResult<Option<Box<dyn PrinterLease>>> {
+        printers::lease(&self.pool, printer_id).await
     }
 }

@@ -11,7 +11,7 @@ use ordergate_store::{Answer, Claim, StaffWrite};
 use crate::error::{PgError, is_lock_timeout};
 use crate::idempotency;
 use crate::tx::{LOCK_TIMEOUT, Tx};
-use crate::{inventory, orders, sessions, shops, tables};
+use crate::{inventory, orders, printers, sessions, shops, tables};
 
 /// Takes the claim's key, waiting at most `wait` for a request (on any node)
 /// that holds it: past that, `RequestInProgress`.
@@ -49,6 +49,10 @@ pub(crate) async fn write(
         StaffWrite::CreateTable(table, render) => {
             tables::insert(tx.conn(), &table).await?;
             (table.shop_id, render(&table))
+        }
+        StaffWrite::CreatePrinter(printer, render) => {
+            printers::insert(tx.conn(), &printer).await?;
+            (printer.shop_id, render(&printer))
         }
         StaffWrite::OpenSession(session, render) => {
             sessions::open(tx, &session).await?;

@@ -11,20 +11,22 @@ use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::admission::KeyLookup;
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::printing::{Printer, PrinterProgress};
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, Rendition,
-    Replay, ServiceCall, StaffWrite, Store, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, PrintStep,
+    PrinterLease, PrinterState, Rendition, Replay, ServiceCall, StaffWrite, Store, StoreResult,
 };
 use uuid::Uuid;
 
+use crate::worker::Writer;
 use crate::{
     SqliteStore, audit, catalog, events, idempotency, inventory, orders, photos, placement,
-    service, sessions, shops, status, tables, write_audit_backlog,
+    printers, service, sessions, shops, status, tables, write_audit_backlog,
 };
 
 #[async_trait]
@@ -240,6 +242,10 @@ impl Store for SqliteStore {
                     tables::insert(conn, &table)?;
                     (table.shop_id, render(&table))
                 }
+                StaffWrite::CreatePrinter(printer, render) => {
+                    printers::insert(conn, &printer)?;
+                    (printer.shop_id, render(&printer))
+                }
                 StaffWrite::OpenSession(session, render) => {
                     sessions::open(conn, &session)?;
                     (session.shop_id, render(&session))
@@ -437,6 +443,66 @@ impl Store for SqliteStore {
 
     async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
         self.write(move |conn| audit::purge(conn, before, batch))
+            .await
+    }
+
+    async fn printers(&self, shop_id: Uuid) -> StoreResult<Vec<PrinterState>> {
+        self.read(move |tx| printers::of_shop(tx, shop_id)).await
+    }
+
+    async fn all_printers(&self) -> StoreResult<Vec<Printer>> {
+        self.read(|tx| printers::all(tx)).await
+    }
+
+    async fn get_printer(&self, printer_id: Uuid) -> StoreResult<Option<PrinterState>> {
+        self.read(move |tx| printers::find(tx, printer_id)).await
+    }
+
+    async fn delete_printer(&self, printer_id: Uuid) -> StoreResult<()> {
+        self.write(move |conn| printers::delete(conn, printer_id))
+            .await
+    }
+
+    async fn request_reprint(
+        &self,
+        printer_id: Uuid,
+        order_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<i64> {
+        self.write(move |conn| printers::request_reprint(conn, printer_id, order_id, now))
+            .await
+    }
+
+    async fn lease_printer(&self, printer_id: Uuid) -> StoreResult<Option<Box<dyn PrinterLease>>> {
+        // One server serves a database file (its serving lock): the lease is
+        // always this one's.
+        Ok(Some(Box::new(SqliteLease {
+            writer: self.writer.clone(),
+            printer_id,
+        })))
+    }
+}
+
+/// Reads and records through the writer, so each read sees every step
+/// recorded before it.
+struct SqliteLease {
+    writer: Writer,
+    printer_id: Uuid,
+}
+
+#[async_trait]
+impl PrinterLease for SqliteLease {
+    async fn progress(&mut self) -> StoreResult<Option<PrinterProgress>> {
+        let printer_id = self.printer_id;
+        self.writer
+            .run(move |conn| Ok(printers::find(conn, printer_id)?.map(|state| state.progress)))
+            .await
+    }
+
+    async fn record(&mut self, step: PrintStep, now: Timestamp) -> StoreResult<()> {
+        let printer_id = self.printer_id;
+        self.writer
+            .run(move |conn| printers::record(conn, printer_id, &step, now))
             .await
     }
 }

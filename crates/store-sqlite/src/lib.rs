@@ -19,6 +19,7 @@ mod inventory;
 mod orders;
 mod photos;
 mod placement;
+mod printers;
 mod replays;
 mod service;
 mod sessions;
@@ -57,6 +58,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0009_service_requests.sql")),
         M::up(include_str!("../migrations/0010_recall.sql")),
         M::up(include_str!("../migrations/0011_kitchen_pace.sql")),
+        M::up(include_str!("../migrations/0012_printers.sql")),
     ])
 }
 

@@ -138,13 +138,15 @@ fn lost_transaction_error() -> rusqlite::Error {
 /// committed or not, before anyone is answered.
 pub(crate) type Settled = Box<dyn Fn() + Send>;
 
+/// A handle on the writer thread; it stops once every handle is dropped.
+#[derive(Clone)]
 pub(crate) struct Writer {
     jobs: flume::Sender<Box<dyn WriteJob>>,
     listener: Arc<RwLock<Option<ChangeListener>>>,
 }
 
 impl Writer {
-    /// Starts the writer thread; it stops when the `Writer` is dropped.
+    /// Starts the writer thread.
     pub(crate) fn start(mut conn: Connection, settled: Settled) -> std::io::Result<Writer> {
         let (jobs, queue) = flume::bounded::<Box<dyn WriteJob>>(QUEUE_DEPTH);
         let listener: Arc<RwLock<Option<ChangeListener>>> = Arc::default();

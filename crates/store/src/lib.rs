@@ -13,6 +13,7 @@ use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
+use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
@@ -22,8 +23,10 @@ use uuid::Uuid;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod printing;
 mod write;
 
+pub use printing::{PrintStep, PrinterLease, PrinterState};
 pub use write::{
     Answer, Called, Claim, Decided, KeyRecord, Ordered, PlaceOrder, Placed, Render, Replay,
     ServiceCall, StaffWrite, StoredResponse,
@@ -330,4 +333,24 @@ pub trait Store: Send + Sync + 'static {
     /// (a bounded transaction); returns how many. Call again while it
     /// returns `batch`.
     async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64>;
+
+    /// The shop's printers, by name, each with its progress.
+    async fn printers(&self, shop_id: Uuid) -> StoreResult<Vec<PrinterState>>;
+    /// Every shop's printers: what the print workers serve.
+    async fn all_printers(&self) -> StoreResult<Vec<Printer>>;
+    async fn get_printer(&self, printer_id: Uuid) -> StoreResult<Option<PrinterState>>;
+    /// Forgets the printer; its worker stops. `NotFound` when unknown.
+    async fn delete_printer(&self, printer_id: Uuid) -> StoreResult<()>;
+    /// Appends `ticket.reprint` for the order on the printer: its worker
+    /// prints a marked copy. `NotFound` for an unknown printer, or an order
+    /// that is not of the printer's shop.
+    async fn request_reprint(
+        &self,
+        printer_id: Uuid,
+        order_id: Uuid,
+        now: Timestamp,
+    ) -> StoreResult<i64>;
+    /// The right to print to the printer, `None` while another node holds
+    /// it. Held until the lease is dropped.
+    async fn lease_printer(&self, printer_id: Uuid) -> StoreResult<Option<Box<dyn PrinterLease>>>;
 }

@@ -12,6 +12,7 @@ use ordergate_domain::order::admission::{
 };
 use ordergate_domain::order::placement::NewOrder;
 use ordergate_domain::order::{Order, Recall, StatusChange, ValidOrder};
+use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{NewServiceRequest, ServiceRequest};
 use ordergate_domain::session::{Bill, PinOutcome, Session};
 use ordergate_domain::shop::Shop;
@@ -46,6 +47,9 @@ pub enum StaffWrite {
     CreateShop(Shop, Render<Shop>),
     /// `TableNameTaken` when the shop has a table of that name.
     CreateTable(Table, Render<Table>),
+    /// `PrinterNameTaken` when the shop has a printer of that name. It
+    /// starts at the shop's newest event: it prints what comes after.
+    CreatePrinter(Printer, Render<Printer>),
     OpenSession(Session, Render<Session>),
     Restock {
         shop_id: Uuid,

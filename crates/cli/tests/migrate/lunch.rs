@@ -171,6 +171,16 @@ pub async fn lunch(http: &Http) -> Lunch {
             }
         }
 
+        // A kitchen printer is added (it is away: its tickets wait, and its
+        // state changes by the second, so only its creation is compared).
+        let add_printer =
+            Request::staff(Method::POST, format!("/api/v1/shops/{}/printers", shop.id))
+                .keyed()
+                .json(json!({"name": "Pass", "address": "127.0.0.1:9", "station": "grill"}));
+        let reply = http.send(&add_printer).await;
+        reply.ok(201);
+        keyed.push((add_printer, reply));
+
         // Two tables pay and leave; their orders' keys still replay.
         for (session, _) in tables.iter().take(2) {
             let checkout =

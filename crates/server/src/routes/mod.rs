@@ -15,6 +15,7 @@ mod menu;
 mod ops;
 mod orders;
 mod pages;
+mod printers;
 mod service;
 mod sessions;
 mod shops;
@@ -33,6 +34,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(service::router())
         .merge(orders::router())
         .merge(kitchen::router())
+        .merge(printers::router())
         .merge(events::router())
         .merge(pages::router())
 }

@@ -2,6 +2,7 @@
 //! database per test, driven through its public API with a real client.
 
 mod database;
+mod fake_printer;
 mod helpers;
 
 mod abuse;
@@ -25,6 +26,7 @@ mod orders;
 mod outage;
 mod pace;
 mod photos;
+mod printing;
 mod security;
 mod service;
 mod sessions;

@@ -48,6 +48,7 @@ mod options;
 mod orders;
 mod photos;
 mod pins;
+mod printers;
 mod service;
 mod sessions;
 mod shops;
@@ -70,6 +71,7 @@ pub use options::*;
 pub use orders::*;
 pub use photos::*;
 pub use pins::*;
+pub use printers::*;
 pub use service::*;
 pub use sessions::*;
 pub use shops::*;
@@ -237,6 +239,8 @@ macro_rules! conformance_tests {
                 tables_are_named_once_found_by_code_and_seated_by_name,
                 service_requests_are_one_open_call_of_a_kind_acknowledged_once,
                 a_keyed_service_call_replays_its_first_answer,
+                printers_start_after_the_newest_event_and_record_each_step,
+                a_reprint_is_an_event_of_the_printers_shop_for_its_order,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,
