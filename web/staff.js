@@ -3,7 +3,8 @@
 // Tables calling (a banner on every view), the floor (the shop's tables
 // with their QR cards, seating a party), the open tables (PIN and QR code,
 // orders entered by staff, unlock, check out with the bill), inventory,
-// the order audit, the kitchen's settings, and the menu editor. The shop's
+// the order audit, the kitchen's settings, the kitchen printers, and the
+// menu editor. The shop's
 // event stream keeps it current: stock.changed re-reads the inventory,
 // session.opened/closed the tables and the floor, order events the audit,
 // service.requested/acknowledged the calls, menu.changed the shop (its
@@ -17,7 +18,8 @@
 // staff-floor.js (the floor and its QR cards), staff-sessions.js (open and
 // closed tables, the table card), staff-order.js with staff-order-draft.js
 // (staff-entered orders), staff-bill.js (the bill), staff-inventory.js,
-// staff-audit.js, staff-kitchen.js (kitchen settings); staff-dom.js and
+// staff-audit.js, staff-kitchen.js (kitchen settings), staff-printers.js
+// (kitchen printers: their state, adding, removing, reprints); staff-dom.js and
 // staff-qr.js are small helpers they share.
 //
 // Test hooks (plus the shared ones listed in console.js: #token-form,
@@ -127,11 +129,33 @@
 //                          errors #kitchen-warn-error, #kitchen-late-error (the
 //                          server's 422 on the field), #kitchen-save,
 //                          #kitchen-status[data-kind=ok|error]
+//   Printers (re-read every 5 s while shown)
+//   #printers-count; #printers-empty
+//   #printer-list tr[data-printer-id]  a printer, by name: data-printer-name,
+//                          data-status (idle | printing | failing), data-backlog;
+//                          [data-role=address], [data-role=station] ("all
+//                          stations" without one), [data-role=status] with
+//                          [data-role=badge] (Idle, Printing, Failing) and
+//                          [data-role=status-detail] ("2 tickets waiting", the
+//                          last error and since when), [data-role=unconfirmed]
+//                          ("Unconfirmed: will reprint marked");
+//                          [data-role=printed] (data-printed: the count; "Printed
+//                          3 · last at …" in the shop's time);
+//                          button[data-action=remove] (asks to confirm first);
+//                          [data-role=row-message] (data-kind=error on a refusal)
+//   #printer-form: #printer-name, #printer-address, #printer-station (optional),
+//                          its submit button; their errors #printer-name-error,
+//                          #printer-address-error, #printer-station-error (the
+//                          server's 409 PRINTER_NAME_TAKEN and 422 on the field)
+//   #reprint-form: #reprint-order (the shop's recent orders: option
+//                          value = orderId, data-ticket), #reprint-printer,
+//                          #reprint-submit; #reprint-status[data-kind=ok|error]
+//                          ("Queued: ticket #12 on Grill.")
 //   Menu editor (its own hooks are listed at the top of menu-editor.js)
 //   #menu-link             the nav link to the editor's view (#menu); aria-current
 //                          on the link of the view shown
 //   #menu                  the editor's section (hidden unless the hash is #menu;
-//                          #tables, #inventory, #audit and #kitchen are hidden
+//                          #tables, #inventory, #audit, #kitchen and #printers are hidden
 //                          while it shows; the calls banner is not)
 
 import {
@@ -153,6 +177,7 @@ import { $, debounce } from './staff-dom.js';
 import { createFloor } from './staff-floor.js';
 import { createInventory } from './staff-inventory.js';
 import { createKitchenSettings } from './staff-kitchen.js';
+import { createPrinters } from './staff-printers.js';
 import { createStaffOrder } from './staff-order.js';
 import { createService } from './staff-service.js';
 import { createSessions } from './staff-sessions.js';
@@ -207,6 +232,7 @@ const service = createService({ shopId, chime, focusSession: (sessionId) => tabl
 const inventory = createInventory({ shopPath, keys });
 const audit = createAudit({ shopPath, sessions });
 const kitchen = createKitchenSettings({ shopPath, applyShop });
+const printers = createPrinters({ shopPath, keys });
 
 const stream = new LiveStream({
   shopId,
@@ -228,7 +254,7 @@ const stream = new LiveStream({
       staffOrder.menuChanged();
     },
   },
-  resync: () => Promise.all([inventory.load(), loadTables().then(audit.load), service.load()]),
+  resync: () => Promise.all([inventory.load(), loadTables().then(audit.load), service.load(), printers.load()]),
 });
 
 $('kitchen-link').href = `/kitchen/${encodeURIComponent(shopId)}`;
@@ -270,7 +296,7 @@ async function loadTables() {
 
 // ---------------------------------------------------------------- views
 
-const SERVICE_SECTIONS = ['tables', 'inventory', 'audit', 'kitchen'];
+const SERVICE_SECTIONS = ['tables', 'inventory', 'audit', 'kitchen', 'printers'];
 
 /** #menu shows the menu editor alone; any other hash the service sections. */
 function showView(moved = false) {
@@ -283,6 +309,7 @@ function showView(moved = false) {
     else a.removeAttribute('aria-current');
   }
   menuEditor.setVisible(menu);
+  if (!menu) printers.shown();
   if (!moved) return;
   // The target was hidden when the link was followed: go to it now.
   const target = menu ? $('menu') : SERVICE_SECTIONS.includes(location.hash.slice(1)) && $(location.hash.slice(1));
