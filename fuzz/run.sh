@@ -6,9 +6,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/debug/ordergate}"
-venv="${SCHEMATHESIS_VENV:-target/schemathesis}"
+# CPython 3.11 can fail inside hypothesis with "AST constructor recursion
+# depth mismatch" (python/cpython#106905), which schemathesis reports as a
+# runtime error of whichever operation it was generating for: use a newer
+# Python when the machine has one that runs.
+python=python3
+pyenv_root=$(pyenv root 2>/dev/null || true)
+for candidate in python3.13 "$pyenv_root"/versions/3.13*/bin/python3 \
+    python3.12 "$pyenv_root"/versions/3.12*/bin/python3; do
+    if "$candidate" -c 'import venv' 2>/dev/null; then
+        python=$candidate
+        break
+    fi
+done
+venv="${SCHEMATHESIS_VENV:-target/schemathesis-$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')}"
 if [ ! -x "$venv/bin/st" ]; then
-    python3 -m venv "$venv"
+    "$python" -m venv "$venv"
     "$venv/bin/pip" install -q "schemathesis>=4.3,<5"
 fi
 
