@@ -42,12 +42,16 @@ pub enum ErrorCode {
     InvalidImage,
     TableNameTaken,
     PrinterNameTaken,
+    UsernameTaken,
+    LoginFailed,
+    LoginLocked,
+    Forbidden,
     RecallExpired,
     NothingToRecall,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 40] = [
+    pub const ALL: [ErrorCode; 44] = [
         ErrorCode::MalformedRequest,
         ErrorCode::IdempotencyKeyMissing,
         ErrorCode::IdempotencyKeyInvalid,
@@ -86,6 +90,10 @@ impl ErrorCode {
         ErrorCode::InvalidImage,
         ErrorCode::TableNameTaken,
         ErrorCode::PrinterNameTaken,
+        ErrorCode::UsernameTaken,
+        ErrorCode::LoginFailed,
+        ErrorCode::LoginLocked,
+        ErrorCode::Forbidden,
         ErrorCode::RecallExpired,
         ErrorCode::NothingToRecall,
     ];
@@ -130,6 +138,10 @@ impl ErrorCode {
             ErrorCode::InvalidImage => "INVALID_IMAGE",
             ErrorCode::TableNameTaken => "TABLE_NAME_TAKEN",
             ErrorCode::PrinterNameTaken => "PRINTER_NAME_TAKEN",
+            ErrorCode::UsernameTaken => "USERNAME_TAKEN",
+            ErrorCode::LoginFailed => "LOGIN_FAILED",
+            ErrorCode::LoginLocked => "LOGIN_LOCKED",
+            ErrorCode::Forbidden => "FORBIDDEN",
             ErrorCode::RecallExpired => "RECALL_EXPIRED",
             ErrorCode::NothingToRecall => "NOTHING_TO_RECALL",
         }
@@ -141,12 +153,14 @@ impl ErrorCode {
             | ErrorCode::IdempotencyKeyMissing
             | ErrorCode::IdempotencyKeyInvalid
             | ErrorCode::ClientIdInvalid => 400,
-            ErrorCode::Unauthorized | ErrorCode::PinInvalid => 401,
+            ErrorCode::Unauthorized | ErrorCode::PinInvalid | ErrorCode::LoginFailed => 401,
+            ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::TableOccupied
             | ErrorCode::TableNameTaken
             | ErrorCode::PrinterNameTaken
+            | ErrorCode::UsernameTaken
             | ErrorCode::StockNotTracked
             | ErrorCode::RequestInProgress
             | ErrorCode::DuplicatePayload
@@ -170,6 +184,7 @@ impl ErrorCode {
             ErrorCode::RequestTimeout => 408,
             ErrorCode::HeadersTooLarge => 431,
             ErrorCode::PinLocked
+            | ErrorCode::LoginLocked
             | ErrorCode::CooldownActive
             | ErrorCode::SessionRateLimited
             | ErrorCode::TooManyStreams => 429,
@@ -218,6 +233,10 @@ impl ErrorCode {
             ErrorCode::InvalidImage => "Not an image the menu can use",
             ErrorCode::TableNameTaken => "The shop has a table of that name",
             ErrorCode::PrinterNameTaken => "The shop has a printer of that name",
+            ErrorCode::UsernameTaken => "An account has that username",
+            ErrorCode::LoginFailed => "Wrong username or password",
+            ErrorCode::LoginLocked => "Too many failed sign-ins",
+            ErrorCode::Forbidden => "Not allowed for this credential",
             ErrorCode::RecallExpired => "Too late to recall that move",
             ErrorCode::NothingToRecall => "No move of this order to recall",
         }
@@ -283,6 +302,10 @@ mod tests {
                 ("INVALID_IMAGE", 422),
                 ("TABLE_NAME_TAKEN", 409),
                 ("PRINTER_NAME_TAKEN", 409),
+                ("USERNAME_TAKEN", 409),
+                ("LOGIN_FAILED", 401),
+                ("LOGIN_LOCKED", 429),
+                ("FORBIDDEN", 403),
                 ("RECALL_EXPIRED", 409),
                 ("NOTHING_TO_RECALL", 409),
             ]

@@ -19,6 +19,7 @@ pub mod rejection;
 pub mod service;
 pub mod session;
 pub mod shop;
+pub mod staff;
 pub mod table;
 pub mod validation;
 pub mod wait;

@@ -20,6 +20,9 @@ pub enum Rejection {
     TableNameTaken { name: String },
     #[error("the shop has a printer called {name} already")]
     PrinterNameTaken { name: String },
+    /// A new account was asked for under a username that has one.
+    #[error("an account is called {username} already")]
+    UsernameTaken { username: String },
     #[error("the shop has not published a catalog yet")]
     CatalogNotReady,
     /// Another edit replaced the catalog since the version the editor read.
@@ -92,6 +95,7 @@ impl Rejection {
             Rejection::TableOccupied { .. } => ErrorCode::TableOccupied,
             Rejection::TableNameTaken { .. } => ErrorCode::TableNameTaken,
             Rejection::PrinterNameTaken { .. } => ErrorCode::PrinterNameTaken,
+            Rejection::UsernameTaken { .. } => ErrorCode::UsernameTaken,
             Rejection::CatalogNotReady => ErrorCode::CatalogNotReady,
             Rejection::StockNotTracked { .. } => ErrorCode::StockNotTracked,
             Rejection::PinInvalid => ErrorCode::PinInvalid,

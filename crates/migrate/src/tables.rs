@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 12;
+pub const SQLITE_SCHEMA_VERSION: i64 = 13;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +37,7 @@ const fn table(name: &'static str) -> Table {
 
 /// Every table of the SQLite schema, parents before children. The
 /// PostgreSQL-only `event_counters` is derived from `events` afterwards.
-pub(crate) const TABLES: [Table; 17] = [
+pub(crate) const TABLES: [Table; 21] = [
     table("shops"),
     table("tables"),
     Table {
@@ -58,6 +58,14 @@ pub(crate) const TABLES: [Table; 17] = [
     table("ticket_counters"),
     table("events"),
     table("printers"),
+    table("accounts"),
+    table("memberships"),
+    // Live tokens are copied: staff signed in during the move stay in.
+    Table {
+        expiring: true,
+        ..table("staff_tokens")
+    },
+    table("login_attempts"),
     Table {
         expiring: true,
         ..table("idempotency_keys")
@@ -71,7 +79,7 @@ pub(crate) const TABLES: [Table; 17] = [
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 18] = [
+pub(crate) const PG_TABLES: [&str; 22] = [
     "shops",
     "tables",
     "images",
@@ -87,6 +95,10 @@ pub(crate) const PG_TABLES: [&str; 18] = [
     "event_counters",
     "events",
     "printers",
+    "accounts",
+    "memberships",
+    "staff_tokens",
+    "login_attempts",
     "idempotency_keys",
     "guest_tokens",
     "audit_log",

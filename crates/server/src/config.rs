@@ -7,6 +7,7 @@ use clap::Args;
 use ordergate_domain::order::admission::OrderRules;
 use ordergate_domain::order::{Recall, RecallRequest};
 use ordergate_domain::session::PinPolicy;
+use ordergate_domain::staff::LoginPolicy;
 
 #[derive(Debug, Clone, Args)]
 pub struct Settings {
@@ -65,6 +66,17 @@ pub struct Settings {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub pin_lockout_secs: u32,
 
+    /// Sign-in attempts one username may make per 15 minutes, right or wrong.
+    #[arg(long, env = "ORDERGATE_LOGIN_MAX_FAILURES", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub login_max_failures: u32,
+
+    /// Failed sign-ins one client address may make per 15 minutes, whatever
+    /// the usernames.
+    #[arg(long, env = "ORDERGATE_LOGIN_MAX_ADDRESS_FAILURES", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub login_max_address_failures: u32,
+
     /// Accepted guest orders one session may place per 10 minutes, whatever the device (0: off).
     #[arg(long, env = "ORDERGATE_SESSION_ORDER_LIMIT", default_value_t = 60)]
     pub session_order_limit: u32,
@@ -121,6 +133,8 @@ impl Settings {
             inflight_wait_ms: 2000,
             pin_max_failures: 5,
             pin_lockout_secs: 300,
+            login_max_failures: 5,
+            login_max_address_failures: 50,
             session_order_limit: 60,
             closed_session_grace_secs: 1800,
             recall_window_secs: 300,
@@ -157,6 +171,14 @@ impl Settings {
             max_failures: self.pin_max_failures,
             lockout: Duration::seconds(i64::from(self.pin_lockout_secs)),
             closed_grace: Duration::seconds(i64::from(self.closed_session_grace_secs)),
+        }
+    }
+
+    pub fn login_policy(&self) -> LoginPolicy {
+        LoginPolicy {
+            max_account_failures: i64::from(self.login_max_failures),
+            max_address_failures: i64::from(self.login_max_address_failures),
+            ..LoginPolicy::default()
         }
     }
 

@@ -116,6 +116,7 @@ impl From<Rejection> for ApiError {
             Rejection::TableNameTaken { name } | Rejection::PrinterNameTaken { name } => {
                 error.with("name", name)
             }
+            Rejection::UsernameTaken { username } => error.with("username", username),
             Rejection::CatalogNotReady => error.retry_after(30),
             Rejection::StockNotTracked { item_id } => error.with("itemId", item_id),
             Rejection::PinLocked { until } => error.with("scope", "table").retry_at(until),
@@ -165,6 +166,9 @@ fn detail(rejection: &Rejection) -> String {
         Rejection::TableNameTaken { name } => {
             format!("this shop has a table called {name} already; give the new one another name")
         }
+        Rejection::UsernameTaken { username } => format!(
+            "an account is called {username} already; add it without a password to give it a role here"
+        ),
         Rejection::PrinterNameTaken { name } => {
             format!("this shop has a printer called {name} already; give the new one another name")
         }

@@ -1,6 +1,7 @@
 //! The ordergate server: HTTP API, authentication, problem errors, live
 //! events and metrics, over any [`ordergate_store::Store`] backend.
 
+pub mod accounts;
 pub mod app;
 pub mod auth;
 pub mod config;

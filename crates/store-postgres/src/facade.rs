@@ -13,6 +13,7 @@ use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_store::{
     Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder,
@@ -366,6 +367,82 @@ impl Store for PgStore {
 
     async fn lease_printer(&self, printer_id: Uuid) -> StoreResult<Option<Box<dyn PrinterLease>>> {
         self.detached(move |pg| async move { pg.lease_printer(printer_id).await })
+            .await
+    }
+
+    async fn add_member(
+        &self,
+        shop_id: Uuid,
+        username: String,
+        new_account: Option<Account>,
+        role: Role,
+        now: Timestamp,
+    ) -> StoreResult<(Member, bool)> {
+        self.detached(move |pg| async move {
+            pg.add_member(shop_id, username, new_account, role, now)
+                .await
+        })
+        .await
+    }
+
+    async fn members(&self, shop_id: Uuid) -> StoreResult<Vec<Member>> {
+        self.detached(move |pg| async move { pg.members(shop_id).await })
+            .await
+    }
+
+    async fn remove_member(&self, shop_id: Uuid, account_id: Uuid) -> StoreResult<()> {
+        self.detached(move |pg| async move { pg.remove_member(shop_id, account_id).await })
+            .await
+    }
+
+    async fn account_by_username(&self, username: &str) -> StoreResult<Option<Account>> {
+        let username = username.to_owned();
+        self.detached(move |pg| async move { pg.account_by_username(&username).await })
+            .await
+    }
+
+    async fn count_login_attempt(
+        &self,
+        subjects: Vec<String>,
+        policy: LoginPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Timestamp>> {
+        self.detached(move |pg| async move { pg.count_login_attempt(subjects, policy, now).await })
+            .await
+    }
+
+    async fn forgive_login_attempt(&self, account: String, address: String) -> StoreResult<()> {
+        self.detached(move |pg| async move { pg.forgive_login_attempt(account, address).await })
+            .await
+    }
+
+    async fn create_staff_token(
+        &self,
+        token_digest: String,
+        account_id: Uuid,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> StoreResult<()> {
+        self.detached(move |pg| async move {
+            pg.create_staff_token(token_digest, account_id, now, expires_at)
+                .await
+        })
+        .await
+    }
+
+    async fn staff_token(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<(Account, Vec<Membership>)>> {
+        let token_digest = token_digest.to_owned();
+        self.detached(move |pg| async move { pg.staff_token(token_digest, now).await })
+            .await
+    }
+
+    async fn revoke_staff_token(&self, token_digest: &str) -> StoreResult<()> {
+        let token_digest = token_digest.to_owned();
+        self.detached(move |pg| async move { pg.revoke_staff_token(token_digest).await })
             .await
     }
 }

@@ -19,6 +19,7 @@
 //! announced to this node's listener before the write returns, and to
 //! every node through `NOTIFY` (see [`listen`]).
 
+mod accounts;
 mod audit;
 mod catalog;
 mod codec;

@@ -12,6 +12,7 @@ use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
@@ -23,8 +24,8 @@ use uuid::Uuid;
 
 use crate::error::{PgError, classify, is_lock_timeout};
 use crate::{
-    Pg, audit, catalog, done, events, idempotency, inventory, orders, photos, place, printers,
-    service, sessions, shops, staff, tables,
+    Pg, accounts, audit, catalog, done, events, idempotency, inventory, orders, photos, place,
+    printers, service, sessions, shops, staff, tables,
 };
 
 /// The operations themselves, each run by [`crate::PgStore::detached`].
@@ -403,7 +404,8 @@ impl Pg {
     pub(crate) async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
         let keys = idempotency::purge(&mut conn, now).await?;
-        Ok(keys + sessions::purge_expired_tokens(&mut conn, now).await?)
+        let guest_tokens = sessions::purge_expired_tokens(&mut conn, now).await?;
+        Ok(keys + guest_tokens + accounts::purge(&mut conn, now).await?)
     }
 
     pub(crate) async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
@@ -447,5 +449,79 @@ impl Pg {
         printer_id: Uuid,
     ) -> StoreResult<Option<Box<dyn PrinterLease>>> {
         printers::lease(&self.pool, printer_id).await
+    }
+
+    pub(crate) async fn add_member(
+        &self,
+        shop_id: Uuid,
+        username: String,
+        new_account: Option<Account>,
+        role: Role,
+        now: Timestamp,
+    ) -> StoreResult<(Member, bool)> {
+        let mut tx = self.begin().await?;
+        let result =
+            accounts::add_member(&mut tx, shop_id, &username, new_account.as_ref(), role, now)
+                .await;
+        self.finish(tx, result).await
+    }
+
+    pub(crate) async fn members(&self, shop_id: Uuid) -> StoreResult<Vec<Member>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::members(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn remove_member(&self, shop_id: Uuid, account_id: Uuid) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::remove_member(&mut conn, shop_id, account_id).await?)
+    }
+
+    pub(crate) async fn account_by_username(&self, username: &str) -> StoreResult<Option<Account>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::account_by_username(&mut conn, username).await?)
+    }
+
+    pub(crate) async fn count_login_attempt(
+        &self,
+        subjects: Vec<String>,
+        policy: LoginPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Timestamp>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::count_login_attempt(&mut conn, &subjects, policy, now).await?)
+    }
+
+    pub(crate) async fn forgive_login_attempt(
+        &self,
+        account: String,
+        address: String,
+    ) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::forgive_login_attempt(&mut conn, &account, &address).await?)
+    }
+
+    pub(crate) async fn create_staff_token(
+        &self,
+        token_digest: String,
+        account_id: Uuid,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::create_token(&mut conn, &token_digest, account_id, now, expires_at).await?)
+    }
+
+    pub(crate) async fn staff_token(
+        &self,
+        token_digest: String,
+        now: Timestamp,
+    ) -> StoreResult<Option<(Account, Vec<Membership>)>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::token_account(&mut conn, &token_digest, now).await?)
+    }
+
+    pub(crate) async fn revoke_staff_token(&self, token_digest: String) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::revoke_token(&mut conn, &token_digest).await?)
     }
 }

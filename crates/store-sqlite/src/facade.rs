@@ -15,6 +15,7 @@ use ordergate_domain::printing::{Printer, PrinterProgress};
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
@@ -26,7 +27,7 @@ use uuid::Uuid;
 use crate::worker::Writer;
 use crate::{
     SqliteStore, audit, catalog, events, idempotency, inventory, orders, photos, placement,
-    printers, service, sessions, shops, status, tables, write_audit_backlog,
+    printers, service, sessions, shops, staff, status, tables, write_audit_backlog,
 };
 
 #[async_trait]
@@ -436,7 +437,9 @@ impl Store for SqliteStore {
 
     async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
         self.write(move |conn| {
-            Ok(idempotency::purge(conn, now)? + sessions::purge_expired_tokens(conn, now)?)
+            Ok(idempotency::purge(conn, now)?
+                + sessions::purge_expired_tokens(conn, now)?
+                + staff::purge(conn, now)?)
         })
         .await
     }
@@ -470,6 +473,79 @@ impl Store for SqliteStore {
         now: Timestamp,
     ) -> StoreResult<i64> {
         self.write(move |conn| printers::request_reprint(conn, printer_id, order_id, now))
+            .await
+    }
+
+    async fn add_member(
+        &self,
+        shop_id: Uuid,
+        username: String,
+        new_account: Option<Account>,
+        role: Role,
+        now: Timestamp,
+    ) -> StoreResult<(Member, bool)> {
+        self.write(move |conn| {
+            staff::add_member(conn, shop_id, &username, new_account.as_ref(), role, now)
+        })
+        .await
+    }
+
+    async fn members(&self, shop_id: Uuid) -> StoreResult<Vec<Member>> {
+        self.read(move |tx| staff::members(tx, shop_id)).await
+    }
+
+    async fn remove_member(&self, shop_id: Uuid, account_id: Uuid) -> StoreResult<()> {
+        self.write(move |conn| staff::remove_member(conn, shop_id, account_id))
+            .await
+    }
+
+    async fn account_by_username(&self, username: &str) -> StoreResult<Option<Account>> {
+        let username = username.to_owned();
+        self.read(move |tx| staff::account_by_username(tx, &username))
+            .await
+    }
+
+    async fn count_login_attempt(
+        &self,
+        subjects: Vec<String>,
+        policy: LoginPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Timestamp>> {
+        self.write(move |conn| staff::count_login_attempt(conn, &subjects, policy, now))
+            .await
+    }
+
+    async fn forgive_login_attempt(&self, account: String, address: String) -> StoreResult<()> {
+        self.write(move |conn| staff::forgive_login_attempt(conn, &account, &address))
+            .await
+    }
+
+    async fn create_staff_token(
+        &self,
+        token_digest: String,
+        account_id: Uuid,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> StoreResult<()> {
+        self.write(move |conn| {
+            staff::create_token(conn, &token_digest, account_id, now, expires_at)
+        })
+        .await
+    }
+
+    async fn staff_token(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<(Account, Vec<Membership>)>> {
+        let token_digest = token_digest.to_owned();
+        self.read(move |tx| staff::token_account(tx, &token_digest, now))
+            .await
+    }
+
+    async fn revoke_staff_token(&self, token_digest: &str) -> StoreResult<()> {
+        let token_digest = token_digest.to_owned();
+        self.write(move |conn| staff::revoke_token(conn, &token_digest))
             .await
     }
 

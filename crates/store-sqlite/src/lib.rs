@@ -24,6 +24,7 @@ mod replays;
 mod service;
 mod sessions;
 mod shops;
+mod staff;
 mod status;
 mod tables;
 mod worker;
@@ -59,6 +60,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0010_recall.sql")),
         M::up(include_str!("../migrations/0011_kitchen_pace.sql")),
         M::up(include_str!("../migrations/0012_printers.sql")),
+        M::up(include_str!("../migrations/0013_staff_accounts.sql")),
     ])
 }
 

@@ -17,6 +17,7 @@ use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
+use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
@@ -353,4 +354,49 @@ pub trait Store: Send + Sync + 'static {
     /// The right to print to the printer, `None` while another node holds
     /// it. Held until the lease is dropped.
     async fn lease_printer(&self, printer_id: Uuid) -> StoreResult<Option<Box<dyn PrinterLease>>>;
+
+    /// Gives an account `role` in the shop: `new_account` is created first
+    /// (`UsernameTaken` when its username has one); without it the account
+    /// called `username` is found (`NotFound("account")`). A member already
+    /// gets the new role. `true` when the membership is new.
+    async fn add_member(
+        &self,
+        shop_id: Uuid,
+        username: String,
+        new_account: Option<Account>,
+        role: Role,
+        now: Timestamp,
+    ) -> StoreResult<(Member, bool)>;
+    /// The shop's members, by username.
+    async fn members(&self, shop_id: Uuid) -> StoreResult<Vec<Member>>;
+    /// Ends the account's membership of the shop (`NotFound("member")`).
+    async fn remove_member(&self, shop_id: Uuid, account_id: Uuid) -> StoreResult<()>;
+    async fn account_by_username(&self, username: &str) -> StoreResult<Option<Account>>;
+    /// Counts one sign-in attempt under each subject, atomically, before
+    /// its password is judged: of any number of attempts at once, at most
+    /// the policy's count are judged. `Some(until)`: a subject is past its
+    /// count, and this attempt is refused until then.
+    async fn count_login_attempt(
+        &self,
+        subjects: Vec<String>,
+        policy: LoginPolicy,
+        now: Timestamp,
+    ) -> StoreResult<Option<Timestamp>>;
+    /// A sign-in succeeded: the account's count starts again, and the
+    /// attempt is taken back from the address's.
+    async fn forgive_login_attempt(&self, account: String, address: String) -> StoreResult<()>;
+    async fn create_staff_token(
+        &self,
+        token_digest: String,
+        account_id: Uuid,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> StoreResult<()>;
+    /// The account a live token signs in, with its memberships.
+    async fn staff_token(
+        &self,
+        token_digest: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<(Account, Vec<Membership>)>>;
+    async fn revoke_staff_token(&self, token_digest: &str) -> StoreResult<()>;
 }

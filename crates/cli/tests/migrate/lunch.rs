@@ -181,6 +181,13 @@ pub async fn lunch(http: &Http) -> Lunch {
         reply.ok(201);
         keyed.push((add_printer, reply));
 
+        // The shop's owner gets an account.
+        let owner = Request::staff(Method::POST, format!("/api/v1/shops/{}/staff", shop.id)).json(
+            json!({"username": format!("owner-{s}"), "password": "a long enough passphrase",
+                         "role": "owner"}),
+        );
+        http.send(&owner).await.ok(201);
+
         // Two tables pay and leave; their orders' keys still replay.
         for (session, _) in tables.iter().take(2) {
             let checkout =
@@ -217,6 +224,7 @@ pub async fn lunch(http: &Http) -> Lunch {
             format!("/api/v1/sessions/{}/orders?limit=500", tables[0].0),
             format!("/api/v1/shops/{id}/tables"),
             format!("/api/v1/shops/{id}/service-requests"),
+            format!("/api/v1/shops/{id}/staff"),
         ] {
             views.push(Request::staff(Method::GET, path));
         }

@@ -19,12 +19,14 @@ mod printers;
 mod service;
 mod sessions;
 mod shops;
+mod staff;
 mod tables;
 
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(ops::router())
         .merge(shops::router())
+        .merge(staff::router())
         .merge(catalog::router())
         .merge(images::router())
         .merge(menu::router())

@@ -32,6 +32,7 @@ mod service;
 mod sessions;
 mod shops;
 mod sse;
+mod staff_accounts;
 mod staff_idempotency;
 mod staff_orders;
 mod tables;

@@ -15,7 +15,7 @@ use super::helpers::*;
 
 /// Runs `n` copies of `task` on the runtime's worker threads, released
 /// together by a barrier, and collects their results in task order.
-async fn all_at_once<T, F, Fut>(n: usize, task: F) -> Vec<T>
+pub(super) async fn all_at_once<T, F, Fut>(n: usize, task: F) -> Vec<T>
 where
     T: Send + 'static,
     F: Fn(usize) -> Fut,

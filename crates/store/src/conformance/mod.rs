@@ -34,6 +34,7 @@
 //! Every check asserts exact values, and every check can fail: each one
 //! names the rule it guards.
 
+mod accounts;
 mod admission;
 mod audit;
 mod catalog;
@@ -57,6 +58,7 @@ mod tables;
 
 use std::sync::Arc;
 
+pub use accounts::*;
 pub use admission::*;
 pub use audit::*;
 pub use catalog::*;
@@ -241,6 +243,9 @@ macro_rules! conformance_tests {
                 a_keyed_service_call_replays_its_first_answer,
                 printers_start_after_the_newest_event_and_record_each_step,
                 a_reprint_is_an_event_of_the_printers_shop_for_its_order,
+                members_join_by_a_new_or_an_existing_account_and_leave,
+                staff_tokens_sign_in_until_they_expire_or_are_revoked,
+                login_attempts_are_counted_per_subject_in_a_window,
             ];
             shared_checks: [
                 concurrent_opens_of_one_table_admit_exactly_one,
@@ -251,6 +256,7 @@ macro_rules! conformance_tests {
                 concurrent_duplicates_from_one_client_place_one_order,
                 concurrent_cancels_of_one_order_restore_its_stock_once,
                 concurrent_writes_get_consecutive_event_ids_per_shop,
+                concurrent_login_attempts_judge_at_most_the_count,
             ];
         }
     };

@@ -1,0 +1,250 @@
+//! Staff accounts (API v1.1): signing in and out, and each shop's members,
+//! managed by its owners (or the platform's administrator).
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use ordergate_domain::staff::{
+    Account, Member, Membership, NewMember, Role, STAFF_TOKEN_LIFETIME, account_subject,
+    address_subject, canonical_username, generate_staff_token, staff_token_digest,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::accounts::{Actor, hash_password, verify_password};
+use crate::app::AppState;
+use crate::error::{ApiError, ErrorCode, Problem};
+use crate::extract::{ApiJson, ApiPath};
+use crate::limits::ClientAddress;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(add_member, list_members))
+        .routes(routes!(remove_member))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Credentials {
+    username: String,
+    password: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct AccountView {
+    account_id: Uuid,
+    username: String,
+}
+
+/// A signed-in account's token; shown once.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct SignedIn {
+    /// Send it as `Authorization: Bearer <token>`.
+    token: String,
+    expires_at: DateTime<Utc>,
+    account: AccountView,
+    memberships: Vec<Membership>,
+}
+
+#[derive(Serialize, ToSchema)]
+struct MemberList {
+    staff: Vec<Member>,
+}
+
+/// Sign in with a username and password.
+#[utoipa::path(post, path = "/api/v1/auth/login", tag = "staff",
+    request_body = Credentials,
+    responses(
+        (status = 200, description = "Signed in", body = SignedIn),
+        (status = 401, description = "Wrong username or password, the same answer whether the account exists or not (LOGIN_FAILED)",
+         body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many attempts for this username or from this address (LOGIN_LOCKED), with Retry-After",
+         body = Problem, content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all)]
+async fn login(
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    ApiJson(credentials): ApiJson<Credentials>,
+) -> Result<Json<SignedIn>, ApiError> {
+    let now = state.now();
+    let username = canonical_username(&credentials.username);
+    let (account_key, address_key) = (
+        account_subject(&username),
+        address_subject(&address.to_string()),
+    );
+    // Counted before the password is judged: of any number of attempts at
+    // once, only the allowed count is judged at all.
+    let subjects = vec![account_key.clone(), address_key.clone()];
+    let policy = state.settings().login_policy();
+    if let Some(until) = state
+        .store()
+        .count_login_attempt(subjects, policy, now)
+        .await?
+    {
+        return Err(ApiError::new(
+            ErrorCode::LoginLocked,
+            "too many sign-in attempts; wait before trying again",
+        )
+        .retry_at(until));
+    }
+    let account = state.store().account_by_username(&username).await?;
+    let verified = verify_password(account.as_ref(), credentials.password).await;
+    let Some(account) = account.filter(|_| verified) else {
+        return Err(ApiError::new(
+            ErrorCode::LoginFailed,
+            "wrong username or password",
+        ));
+    };
+    state
+        .store()
+        .forgive_login_attempt(account_key, address_key)
+        .await?;
+    let token = generate_staff_token();
+    let digest = staff_token_digest(&token);
+    let expires_at = now + STAFF_TOKEN_LIFETIME;
+    state
+        .store()
+        .create_staff_token(digest.clone(), account.account_id, now, expires_at)
+        .await?;
+    let memberships = state
+        .store()
+        .staff_token(&digest, now)
+        .await?
+        .map(|(_, memberships)| memberships)
+        .unwrap_or_default();
+    Ok(Json(SignedIn {
+        token,
+        expires_at,
+        account: AccountView {
+            account_id: account.account_id,
+            username: account.username,
+        },
+        memberships,
+    }))
+}
+
+/// Sign out: the token stops working at once.
+#[utoipa::path(post, path = "/api/v1/auth/logout", tag = "staff",
+    security(("staffToken" = [])),
+    responses((status = 204, description = "Signed out")),
+)]
+#[tracing::instrument(skip_all)]
+async fn logout(State(state): State<AppState>, actor: Actor) -> Result<StatusCode, ApiError> {
+    if let Actor::Account { token_digest, .. } = actor {
+        state.store().revoke_staff_token(&token_digest).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Give an account a role in the shop (its owners, or the administrator): a
+/// new account with `password`, or an existing one by its username alone.
+/// A member already gets the new role.
+#[utoipa::path(post, path = "/api/v1/shops/{shopId}/staff", tag = "staff",
+    security(("staffToken" = [])),
+    params(("shopId" = Uuid, Path)),
+    request_body = NewMember,
+    responses(
+        (status = 201, description = "A new member", body = Member),
+        (status = 200, description = "A member already: the role is changed", body = Member),
+        (status = 403, description = "Not an owner of this shop (FORBIDDEN)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 404, description = "No such shop, or no account of that username (NOT_FOUND)",
+         body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A password was sent for a username that has an account (USERNAME_TAKEN)",
+         body = Problem, content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id))]
+async fn add_member(
+    State(state): State<AppState>,
+    actor: Actor,
+    ApiPath(shop_id): ApiPath<Uuid>,
+    ApiJson(new_member): ApiJson<NewMember>,
+) -> Result<(StatusCode, Json<Member>), ApiError> {
+    actor.require(shop_id, &[Role::Owner])?;
+    let new_member = new_member.validate()?;
+    let now = state.now();
+    let new_account = match new_member.password {
+        Some(password) => Some(Account {
+            account_id: Uuid::new_v4(),
+            username: new_member.username.clone(),
+            password_hash: hash_password(password).await?,
+            created_at: now,
+        }),
+        None => None,
+    };
+    let (member, created) = state
+        .store()
+        .add_member(
+            shop_id,
+            new_member.username,
+            new_account,
+            new_member.role,
+            now,
+        )
+        .await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(member)))
+}
+
+/// The shop's members, by username (its owners, or the administrator).
+#[utoipa::path(get, path = "/api/v1/shops/{shopId}/staff", tag = "staff",
+    security(("staffToken" = [])),
+    params(("shopId" = Uuid, Path)),
+    responses(
+        (status = 200, description = "By username", body = MemberList),
+        (status = 403, description = "Not an owner of this shop (FORBIDDEN)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 404, description = "No such shop (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id))]
+async fn list_members(
+    State(state): State<AppState>,
+    actor: Actor,
+    ApiPath(shop_id): ApiPath<Uuid>,
+) -> Result<Json<MemberList>, ApiError> {
+    actor.require(shop_id, &[Role::Owner])?;
+    let staff = state.store().members(shop_id).await?;
+    Ok(Json(MemberList { staff }))
+}
+
+/// End an account's membership of the shop (its owners, or the
+/// administrator): its credentials no longer open the shop, from its next
+/// request on.
+#[utoipa::path(delete, path = "/api/v1/shops/{shopId}/staff/{accountId}", tag = "staff",
+    security(("staffToken" = [])),
+    params(("shopId" = Uuid, Path), ("accountId" = Uuid, Path)),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 403, description = "Not an owner of this shop (FORBIDDEN)", body = Problem,
+         content_type = "application/problem+json"),
+        (status = 404, description = "Not a member (NOT_FOUND)", body = Problem,
+         content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all, fields(%shop_id, %account_id))]
+async fn remove_member(
+    State(state): State<AppState>,
+    actor: Actor,
+    ApiPath((shop_id, account_id)): ApiPath<(Uuid, Uuid)>,
+) -> Result<StatusCode, ApiError> {
+    actor.require(shop_id, &[Role::Owner])?;
+    state.store().remove_member(shop_id, account_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
