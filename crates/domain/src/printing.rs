@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::events::{Event, EventType};
-use crate::order::Order;
+use crate::order::{Order, OrderLine};
 use crate::shop::ShopTimeZone;
 use crate::validation::FieldErrors;
 use crate::{Rejection, Timestamp};
@@ -120,6 +120,20 @@ fn printer_address(given: &str) -> Option<String> {
 }
 
 impl Printer {
+    /// The lines of `order` that print here, `station_of` naming each
+    /// item's station.
+    pub fn lines_of<'o, 's>(
+        &self,
+        order: &'o Order,
+        station_of: impl Fn(Uuid) -> Option<&'s str>,
+    ) -> Vec<&'o OrderLine> {
+        order
+            .items
+            .iter()
+            .filter(|line| self.takes(station_of(line.menu_item_id)))
+            .collect()
+    }
+
     /// Whether the line of an item made at `station` prints here.
     pub fn takes(&self, station: Option<&str>) -> bool {
         match (&self.station, station) {
@@ -211,18 +225,14 @@ pub const REQUESTED_COPY: &str = "REPRINT (copy)";
 
 /// The ticket `printer` prints for `order`, `station_of` naming each item's
 /// station; `None` when no line of the order is for it.
-pub fn ticket(
+pub fn ticket<'s>(
     order: &Order,
     printer: &Printer,
-    station_of: impl Fn(Uuid) -> Option<String>,
+    station_of: impl Fn(Uuid) -> Option<&'s str>,
     timezone: ShopTimeZone,
     copy: Copy,
 ) -> Option<Vec<PrintLine>> {
-    let lines: Vec<_> = order
-        .items
-        .iter()
-        .filter(|line| printer.takes(station_of(line.menu_item_id).as_deref()))
-        .collect();
+    let lines = printer.lines_of(order, station_of);
     if lines.is_empty() {
         return None;
     }
@@ -275,7 +285,7 @@ pub fn ticket(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::order::{LineOption, OrderLine, OrderSource, OrderStatus};
+    use crate::order::{LineOption, OrderSource, OrderStatus};
 
     fn printer(station: Option<&str>) -> Printer {
         NewPrinter {
@@ -359,7 +369,7 @@ mod tests {
             version: 1,
         };
         let steak = order.items[0].menu_item_id;
-        let station_of = |id: Uuid| Some(if id == steak { "grill" } else { "bar" }.to_owned());
+        let station_of = |id: Uuid| Some(if id == steak { "grill" } else { "bar" });
         let tokyo = ShopTimeZone::parse("Asia/Tokyo").unwrap();
         let grill = ticket(
             &order,

@@ -141,20 +141,26 @@ pub(crate) async fn insert(
     Ok(())
 }
 
-/// Moves an order along its status machine (see [`OrderStatus::transition`]),
-/// its row locked so concurrent changes take turns.
+/// The order, its row locked so concurrent changes of it take turns.
+async fn lock(tx: &mut Tx, order_id: Uuid) -> Result<Order, PgError> {
+    Ok(
+        sqlx::query(concat!(select!(), " where o.order_id = $1 for update of o"))
+            .bind(order_id)
+            .try_map(from_row)
+            .fetch_optional(tx.conn())
+            .await?
+            .ok_or(Rejection::NotFound("order"))?,
+    )
+}
+
+/// Moves an order along its status machine (see [`OrderStatus::transition`]).
 pub(crate) async fn set_status(
     tx: &mut Tx,
     order_id: Uuid,
     change: &StatusChange,
     now: Timestamp,
 ) -> Result<Order, PgError> {
-    let order = sqlx::query(concat!(select!(), " where o.order_id = $1 for update of o"))
-        .bind(order_id)
-        .try_map(from_row)
-        .fetch_optional(tx.conn())
-        .await?
-        .ok_or(Rejection::NotFound("order"))?;
+    let order = lock(tx, order_id).await?;
     let transition = change.judge(&order)?;
     match transition {
         Transition::Unchanged => return Ok(order),
@@ -165,20 +171,15 @@ pub(crate) async fn set_status(
     move_order(tx, order, change.status, undoable, now).await
 }
 
-/// Undoes an order's last advance (see [`Recall::judge`]), its row locked
-/// like a status change; the recall itself cannot be recalled.
+/// Undoes an order's last advance (see [`Recall::judge`]); the recall
+/// itself cannot be recalled.
 pub(crate) async fn recall(
     tx: &mut Tx,
     order_id: Uuid,
     recall: &Recall,
     now: Timestamp,
 ) -> Result<Order, PgError> {
-    let order = sqlx::query(concat!(select!(), " where o.order_id = $1 for update of o"))
-        .bind(order_id)
-        .try_map(from_row)
-        .fetch_optional(tx.conn())
-        .await?
-        .ok_or(Rejection::NotFound("order"))?;
+    let order = lock(tx, order_id).await?;
     let last_move = sqlx::query(
         "select last_move_from, last_move_at from orders
          where order_id = $1 and last_move_from is not null",

@@ -175,6 +175,15 @@ impl Catalog {
     pub fn is_published(&self) -> bool {
         self.version > 0
     }
+
+    /// The station that makes the item; `None` for an item without one, or
+    /// one no longer listed.
+    pub fn station_of(&self, menu_item_id: Uuid) -> Option<&str> {
+        self.items
+            .iter()
+            .find(|item| item.menu_item_id == menu_item_id)
+            .and_then(|item| item.details.station.as_deref())
+    }
 }
 
 /// Whether an edit made against `expected` (the version its editor read;

@@ -334,13 +334,7 @@ impl Worker {
             Some(view) => view,
             None => view.insert(self.shop_view().await?),
         };
-        let station_of = |item_id: Uuid| {
-            view.catalog
-                .items
-                .iter()
-                .find(|item| item.menu_item_id == item_id)
-                .and_then(|item| item.details.station.clone())
-        };
+        let station_of = |item_id| view.catalog.station_of(item_id);
         let Some(lines) = ticket(&order, &self.printer, station_of, view.shop.timezone, copy)
         else {
             return Ok(None);

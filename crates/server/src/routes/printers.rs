@@ -206,13 +206,6 @@ async fn backlog(
     progress: &PrinterProgress,
     catalog: &Catalog,
 ) -> Result<usize, ApiError> {
-    let station_of = |item_id: Uuid| {
-        catalog
-            .items
-            .iter()
-            .find(|item| item.menu_item_id == item_id)
-            .and_then(|item| item.details.station.as_deref())
-    };
     let (mut cursor, mut scanned, mut waiting) = (progress.cursor, 0, 0);
     while scanned < BACKLOG_SCAN {
         let events = state
@@ -228,10 +221,9 @@ async fn backlog(
                 Some(Wanted::Copy(_)) => true,
                 Some(Wanted::Ticket(_)) => {
                     serde_json::from_str::<Order>(&event.data).is_ok_and(|order| {
-                        order
-                            .items
-                            .iter()
-                            .any(|line| printer.takes(station_of(line.menu_item_id)))
+                        !printer
+                            .lines_of(&order, |item_id| catalog.station_of(item_id))
+                            .is_empty()
                     })
                 }
                 None => false,
