@@ -58,9 +58,19 @@ pub struct AuditEntry {
     pub code: AuditCode,
     pub idempotent_replay: bool,
     pub order_id: Option<Uuid>,
+    /// The staff member or device that sent a staff order
+    /// (`account:hana`, `device:Pass`); absent for guests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
 }
 
 impl AuditEntry {
+    /// The same row, naming the staff member or device that acted.
+    pub fn by(mut self, actor: Option<&str>) -> AuditEntry {
+        self.actor = actor.map(str::to_owned);
+        self
+    }
+
     /// The row for a request that placed `order_id`, or replayed its placement.
     pub fn placed(
         at: DateTime<Utc>,
@@ -83,6 +93,7 @@ impl AuditEntry {
             },
             idempotent_replay: replayed,
             order_id: Some(order_id),
+            actor: None,
         }
     }
 
@@ -103,6 +114,7 @@ impl AuditEntry {
             code: AuditCode::Refused(code),
             idempotent_replay: false,
             order_id: None,
+            actor: None,
         }
     }
 }

@@ -171,13 +171,152 @@ pub fn address_subject(address: &str) -> String {
 
 /// A fresh session token of a signed-in account: 256 random bits.
 pub fn generate_staff_token() -> String {
-    format!("og_staff_{}", hex::encode(rand::random::<[u8; 32]>()))
+    format!(
+        "{STAFF_TOKEN_PREFIX}{}",
+        hex::encode(rand::random::<[u8; 32]>())
+    )
 }
 
 /// The digest a staff token is stored and looked up by.
 pub fn staff_token_digest(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
+
+/// What a staff operation does, as far as who may do it goes. Every staff
+/// route declares one; [`Role::may`] is the whole table of who may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Duty {
+    /// The shop's own settings (name, languages, kitchen timings).
+    Settings,
+    /// Adding and removing staff accounts.
+    Staff,
+    /// Creating and revoking kitchen displays and floor tablets.
+    Devices,
+    Catalog,
+    Inventory,
+    Tables,
+    /// Opening, serving and checking out table sessions, staff orders.
+    Sessions,
+    /// The kitchen's work: reading orders and the live events, moving
+    /// orders along, recalling them.
+    Kitchen,
+    /// Seeing and acknowledging the guests' calls for staff or the bill.
+    Service,
+    Printers,
+    Audit,
+    /// The platform's own: creating shops, metrics. No role has it; only
+    /// the administrator's token does.
+    Platform,
+}
+
+impl Duty {
+    pub const ALL: [Duty; 12] = [
+        Duty::Settings,
+        Duty::Staff,
+        Duty::Devices,
+        Duty::Catalog,
+        Duty::Inventory,
+        Duty::Tables,
+        Duty::Sessions,
+        Duty::Kitchen,
+        Duty::Service,
+        Duty::Printers,
+        Duty::Audit,
+        Duty::Platform,
+    ];
+}
+
+impl Role {
+    /// Whether this role may do `duty` in its shop: an owner everything of
+    /// the shop's, a manager all but staff accounts, the floor its tables
+    /// and guests, the kitchen its tickets and the guests' calls.
+    pub const fn may(self, duty: Duty) -> bool {
+        match duty {
+            Duty::Platform => false,
+            Duty::Staff => matches!(self, Role::Owner),
+            Duty::Settings
+            | Duty::Devices
+            | Duty::Catalog
+            | Duty::Inventory
+            | Duty::Printers
+            | Duty::Audit => matches!(self, Role::Owner | Role::Manager),
+            Duty::Tables | Duty::Sessions => {
+                matches!(self, Role::Owner | Role::Manager | Role::Floor)
+            }
+            Duty::Kitchen | Duty::Service => true,
+        }
+    }
+
+    /// The roles a device may have: a kitchen display or a floor tablet,
+    /// never one that manages the shop.
+    pub const fn fits_a_device(self) -> bool {
+        matches!(self, Role::Floor | Role::Kitchen)
+    }
+}
+
+/// A kitchen display or floor tablet of one shop: a long-lived credential
+/// in one role, until revoked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Device {
+    pub device_id: Uuid,
+    #[serde(skip)]
+    pub shop_id: Uuid,
+    #[cfg_attr(feature = "openapi", schema(example = "Pass display"))]
+    pub name: String,
+    pub role: Role,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewDevice {
+    #[cfg_attr(feature = "openapi", schema(example = "Pass display"))]
+    pub name: String,
+    pub role: Role,
+}
+
+pub const DEVICE_NAME_LENGTH: usize = 60;
+
+impl NewDevice {
+    /// The device to create, with its name trimmed; a name is needed (the
+    /// logs say which device acted by it) and the role must fit a device.
+    pub fn validate(mut self) -> Result<NewDevice, crate::Rejection> {
+        let mut errors = FieldErrors::default();
+        self.name = self.name.trim().to_owned();
+        let length = self.name.chars().count();
+        if length == 0 || length > DEVICE_NAME_LENGTH || self.name.chars().any(char::is_control) {
+            errors.push(
+                "name",
+                format!(
+                    "must be 1–{DEVICE_NAME_LENGTH} characters, none of them control characters"
+                ),
+            );
+        }
+        if !self.role.fits_a_device() {
+            errors.push(
+                "role",
+                "a device is a kitchen display or a floor tablet: kitchen or floor",
+            );
+        }
+        errors.finish(self)
+    }
+}
+
+/// A fresh device token: 256 random bits, marked so the server knows it
+/// for a device's without a lookup elsewhere.
+pub fn generate_device_token() -> String {
+    format!(
+        "{DEVICE_TOKEN_PREFIX}{}",
+        hex::encode(rand::random::<[u8; 32]>())
+    )
+}
+
+pub const STAFF_TOKEN_PREFIX: &str = "og_staff_";
+pub const DEVICE_TOKEN_PREFIX: &str = "og_device_";
 
 /// How long a signed-in account's token lasts: a long shift.
 pub const STAFF_TOKEN_LIFETIME: Duration = Duration::hours(12);
@@ -232,6 +371,54 @@ mod tests {
         assert!(token.starts_with("og_staff_") && token.len() == 9 + 64);
         assert_ne!(token, generate_staff_token());
         assert_ne!(staff_token_digest(&token), token);
+    }
+
+    #[test]
+    fn each_role_may_what_api_md_says() {
+        use Duty::*;
+        let table = [
+            (Role::Owner, &Duty::ALL[..11]),
+            (
+                Role::Manager,
+                &[
+                    Settings, Devices, Catalog, Inventory, Tables, Sessions, Kitchen, Service,
+                    Printers, Audit,
+                ][..],
+            ),
+            (Role::Floor, &[Tables, Sessions, Kitchen, Service][..]),
+            (Role::Kitchen, &[Kitchen, Service][..]),
+        ];
+        for (role, allowed) in table {
+            for duty in Duty::ALL {
+                assert_eq!(role.may(duty), allowed.contains(&duty), "{role:?} {duty:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn devices_are_kitchen_displays_or_floor_tablets_with_a_name() {
+        let device = |name: &str, role| {
+            NewDevice {
+                name: name.into(),
+                role,
+            }
+            .validate()
+        };
+        assert_eq!(device(" Pass ", Role::Kitchen).unwrap().name, "Pass");
+        assert!(device("Tablet 2", Role::Floor).is_ok());
+        for (name, role) in [
+            ("Pass", Role::Owner),
+            ("Pass", Role::Manager),
+            ("  ", Role::Kitchen),
+            ("a\u{7}b", Role::Kitchen),
+        ] {
+            assert!(device(name, role).is_err(), "{name:?} {role:?}");
+        }
+        assert!(device(&"x".repeat(61), Role::Kitchen).is_err());
+        let token = generate_device_token();
+        assert!(
+            token.starts_with(DEVICE_TOKEN_PREFIX) && token.len() == DEVICE_TOKEN_PREFIX.len() + 64
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 13;
+pub const SQLITE_SCHEMA_VERSION: i64 = 14;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +37,7 @@ const fn table(name: &'static str) -> Table {
 
 /// Every table of the SQLite schema, parents before children. The
 /// PostgreSQL-only `event_counters` is derived from `events` afterwards.
-pub(crate) const TABLES: [Table; 21] = [
+pub(crate) const TABLES: [Table; 22] = [
     table("shops"),
     table("tables"),
     Table {
@@ -60,6 +60,7 @@ pub(crate) const TABLES: [Table; 21] = [
     table("printers"),
     table("accounts"),
     table("memberships"),
+    table("devices"),
     // Live tokens are copied: staff signed in during the move stay in.
     Table {
         expiring: true,
@@ -79,7 +80,7 @@ pub(crate) const TABLES: [Table; 21] = [
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 22] = [
+pub(crate) const PG_TABLES: [&str; 23] = [
     "shops",
     "tables",
     "images",
@@ -97,6 +98,7 @@ pub(crate) const PG_TABLES: [&str; 22] = [
     "printers",
     "accounts",
     "memberships",
+    "devices",
     "staff_tokens",
     "login_attempts",
     "idempotency_keys",

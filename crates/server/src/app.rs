@@ -20,6 +20,7 @@ use ordergate_store::{Change, ChangeListener, Store};
 use ordergate_store_postgres::PgStore;
 use ordergate_store_sqlite::SqliteStore;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tower::ServiceExt;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
@@ -63,6 +64,7 @@ struct Inner {
     printing: Arc<Printing>,
     metrics: Metrics,
     limits: Limits,
+    revocations: watch::Sender<u64>,
     openapi_json: String,
 }
 
@@ -128,6 +130,17 @@ impl AppState {
     pub fn openapi_json(&self) -> &str {
         &self.0.openapi_json
     }
+
+    /// Tells this node's open streams that a credential was revoked (a
+    /// device, a membership, a sign-out), so each checks its own at once.
+    pub fn revoked(&self) {
+        self.0.revocations.send_modify(|count| *count += 1);
+    }
+
+    /// What [`AppState::revoked`] signals.
+    pub fn revocations(&self) -> watch::Receiver<u64> {
+        self.0.revocations.subscribe()
+    }
 }
 
 /// Opens the backend the database URL names (`sqlite://FILE` embedded,
@@ -184,6 +197,7 @@ fn build(
         printing,
         metrics: Metrics::default(),
         limits: Limits::default(),
+        revocations: watch::Sender::new(0),
         openapi_json: openapi::render(document),
     }));
     let router = api
@@ -306,7 +320,9 @@ pub async fn serve_with_clock(
     settings.check()?;
     let bound = listener.local_addr()?;
     if settings.staff_token.is_none() {
-        tracing::warn!("no staff token configured: every staff endpoint will answer 401");
+        tracing::warn!(
+            "no staff token configured: only signed-in accounts and devices can use staff endpoints"
+        );
     }
     let purge = tokio::spawn(purge_expired(
         Arc::clone(&store),

@@ -1,11 +1,10 @@
 //! Who is calling: staff (the staff token) or the guests of one table
 //! session (one of its guest tokens, or its PIN).
 
-use axum::extract::FromRequestParts;
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use ordergate_domain::session::PinOutcome;
 use ordergate_domain::session::{Session, guest_token_digest};
+use ordergate_domain::staff::Duty;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::StoreResult;
 use sha2::{Digest, Sha256};
@@ -15,6 +14,7 @@ use subtle::ConstantTimeEq;
 
 use uuid::Uuid;
 
+use crate::accounts::Actor;
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 
@@ -42,33 +42,14 @@ impl StaffToken {
         StaffToken(token.map(Secret::new))
     }
 
+    pub fn is_configured(&self) -> bool {
+        self.0.is_some()
+    }
+
     pub fn matches(&self, given: &str) -> bool {
         self.0
             .as_ref()
             .is_some_and(|expected| expected.matches(given))
-    }
-
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        let Some(expected) = &self.0 else {
-            return Err(ApiError::new(
-                ErrorCode::Unauthorized,
-                "staff access is disabled: the server was started without a staff token",
-            ));
-        };
-        let Some(given) = bearer(headers) else {
-            return Err(ApiError::new(
-                ErrorCode::Unauthorized,
-                "send the staff token as Authorization: Bearer <token>",
-            ));
-        };
-        if expected.matches(given) {
-            Ok(())
-        } else {
-            Err(ApiError::new(
-                ErrorCode::Unauthorized,
-                "the staff token is not valid",
-            ))
-        }
     }
 }
 
@@ -80,22 +61,15 @@ pub enum MetricsAccess {
 }
 
 impl MetricsAccess {
-    pub fn check(&self, headers: &HeaderMap, staff: &StaffToken) -> Result<(), ApiError> {
-        let MetricsAccess::Tokens(metrics_token) = self else {
-            return Ok(());
-        };
-        let scraper = bearer(headers)
-            .zip(metrics_token.as_ref())
-            .is_some_and(|(given, expected)| expected.matches(given));
-        if scraper {
-            return Ok(());
+    /// Whether the request may read metrics without a staff credential:
+    /// they are public, or it carries the metrics token.
+    pub fn admits(&self, headers: &HeaderMap) -> bool {
+        match self {
+            MetricsAccess::Public => true,
+            MetricsAccess::Tokens(metrics_token) => bearer(headers)
+                .zip(metrics_token.as_ref())
+                .is_some_and(|(given, expected)| expected.matches(given)),
         }
-        staff.check(headers).map_err(|_| {
-            ApiError::new(
-                ErrorCode::Unauthorized,
-                "send the metrics token or the staff token as Authorization: Bearer <token>",
-            )
-        })
     }
 }
 
@@ -109,20 +83,6 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-/// Proof that the request carries the staff token.
-pub struct StaffAuth;
-
-impl FromRequestParts<AppState> for StaffAuth {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        state
-            .staff_token()
-            .check(&parts.headers)
-            .map(|()| StaffAuth)
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,27 +142,50 @@ pub async fn check_guest_token(
     ))
 }
 
-/// Authorises a call on one session: staff by the staff token, the
-/// session's guests by a guest token or the PIN. Unknown sessions are 404
-/// before any PIN is judged.
+/// Who is calling about one session: its guests, or staff of its shop.
+pub enum SessionCaller {
+    Guest,
+    Staff(Actor),
+}
+
+impl SessionCaller {
+    pub fn principal(&self) -> Principal {
+        match self {
+            SessionCaller::Guest => Principal::Guest,
+            SessionCaller::Staff(_) => Principal::Staff,
+        }
+    }
+}
+
+/// Authorises a call on one session: staff of its shop whose role has
+/// `duty` (403 for others), or the session's guests by a guest token or
+/// the PIN. Unknown sessions are 404 before any PIN is judged.
 pub async fn session_access(
     state: &AppState,
     headers: &HeaderMap,
     address: IpAddr,
     session_id: Uuid,
-) -> Result<(Session, Principal), ApiError> {
+    duty: Duty,
+) -> Result<(Session, SessionCaller), ApiError> {
     match Credential::of(headers) {
-        Credential::Bearer(token) if state.staff_token().matches(token) => {
+        Credential::Bearer(token) if Actor::claims_staff(state, token) => {
+            let actor = Actor::of_token(state, token).await?.ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::Unauthorized,
+                    "the credential is not valid (signed out, revoked, expired, or never issued)",
+                )
+            })?;
             let session = state
                 .store()
                 .get_session(session_id)
                 .await?
                 .ok_or_else(|| ApiError::not_found("session"))?;
-            Ok((session, Principal::Staff))
+            actor.require(session.shop_id, duty)?;
+            Ok((session, SessionCaller::Staff(actor)))
         }
         Credential::Bearer(token) => {
             let session = check_guest_token(state, session_id, token).await?;
-            Ok((session, Principal::Guest))
+            Ok((session, SessionCaller::Guest))
         }
         Credential::Malformed => Err(ApiError::new(
             ErrorCode::Unauthorized,
@@ -210,7 +193,7 @@ pub async fn session_access(
         )),
         Credential::Pin(pin) => {
             let session = judge_pin(state, address, session_id, pin).await?;
-            Ok((session, Principal::Guest))
+            Ok((session, SessionCaller::Guest))
         }
     }
 }
@@ -279,10 +262,11 @@ mod tests {
     }
 
     #[test]
-    fn only_the_exact_bearer_token_passes() {
+    fn only_the_exact_bearer_token_is_the_staff_token() {
         let token = StaffToken::new(Some("s3cret"));
-        assert!(token.check(&with_auth("Bearer s3cret")).is_ok());
-        assert!(token.check(&with_auth("bearer s3cret")).is_ok());
+        for given in ["Bearer s3cret", "bearer s3cret"] {
+            assert!(bearer(&with_auth(given)).is_some_and(|t| token.matches(t)));
+        }
         for wrong in [
             "Bearer s3cre",
             "Bearer s3cret!",
@@ -290,46 +274,26 @@ mod tests {
             "s3cret",
             "Bearer ",
         ] {
-            assert!(token.check(&with_auth(wrong)).is_err(), "{wrong}");
+            assert!(
+                !bearer(&with_auth(wrong)).is_some_and(|t| token.matches(t)),
+                "{wrong}"
+            );
         }
-        assert!(token.check(&HeaderMap::new()).is_err());
+        assert!(bearer(&HeaderMap::new()).is_none());
     }
 
     #[test]
-    fn metrics_take_either_token_unless_public() {
-        let staff = StaffToken::new(Some("staff-token-0123456"));
+    fn metrics_take_the_metrics_token_unless_public() {
         let access = MetricsAccess::Tokens(Some(Secret::new("scrape-token-0123456")));
-        assert!(
-            access
-                .check(&with_auth("Bearer scrape-token-0123456"), &staff)
-                .is_ok()
-        );
-        assert!(
-            access
-                .check(&with_auth("Bearer staff-token-0123456"), &staff)
-                .is_ok()
-        );
-        assert!(
-            access
-                .check(&with_auth("Bearer scrape-token-012345"), &staff)
-                .is_err()
-        );
-        assert!(access.check(&HeaderMap::new(), &staff).is_err());
-        assert!(
-            MetricsAccess::Tokens(None)
-                .check(&with_auth("Bearer "), &staff)
-                .is_err()
-        );
-        assert!(
-            MetricsAccess::Public
-                .check(&HeaderMap::new(), &staff)
-                .is_ok()
-        );
+        assert!(access.admits(&with_auth("Bearer scrape-token-0123456")));
+        assert!(!access.admits(&with_auth("Bearer scrape-token-012345")));
+        assert!(!access.admits(&HeaderMap::new()));
+        assert!(!MetricsAccess::Tokens(None).admits(&with_auth("Bearer ")));
+        assert!(MetricsAccess::Public.admits(&HeaderMap::new()));
     }
 
     #[test]
-    fn without_a_configured_token_nobody_is_staff() {
-        let token = StaffToken::new(None);
-        assert!(token.check(&with_auth("Bearer anything")).is_err());
+    fn without_a_configured_token_nobody_is_the_administrator() {
+        assert!(!StaffToken::new(None).matches("anything"));
     }
 }

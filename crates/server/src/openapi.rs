@@ -27,7 +27,16 @@ impl Modify for SecuritySchemes {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "staffToken",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A staff credential: the platform administrator's --staff-token, a signed-in \
+                         account's token (POST /api/v1/auth/login) or a device token. An account \
+                         or device acts only in its shops, as its role there allows.",
+                    ))
+                    .build(),
+            ),
         );
         components.add_security_scheme(
             "guestToken",
@@ -104,7 +113,16 @@ fn shared_problems(
 
     let mut shared = Vec::new();
     if requires("staffToken") && !requires("sessionPin") {
-        shared.push(("401", "Missing or wrong staff token (UNAUTHORIZED)"));
+        shared.push((
+            "401",
+            "Missing, wrong, expired or revoked credential (UNAUTHORIZED)",
+        ));
+    }
+    if requires("staffToken") {
+        shared.push((
+            "403",
+            "A credential of another shop, or of a role without this right (FORBIDDEN)",
+        ));
     }
     if requires("sessionPin") || requires("guestToken") {
         shared.push((

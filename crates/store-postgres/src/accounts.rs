@@ -1,7 +1,10 @@
 //! Staff accounts, their shops, their tokens and their sign-in attempts.
 
-use ordergate_domain::staff::{ATTEMPTS_KEPT, Account, LoginPolicy, Member, Membership, Role};
+use ordergate_domain::staff::{
+    ATTEMPTS_KEPT, Account, Device, LoginPolicy, Member, Membership, Role,
+};
 use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::Owned;
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
@@ -115,18 +118,26 @@ pub(crate) async fn members(
 }
 
 pub(crate) async fn remove_member(
-    conn: &mut PgConnection,
+    tx: &mut Tx,
     shop_id: Uuid,
     account_id: Uuid,
 ) -> Result<(), PgError> {
     let removed = sqlx::query("delete from memberships where shop_id = $1 and account_id = $2")
         .bind(shop_id)
         .bind(account_id)
-        .execute(conn)
+        .execute(tx.conn())
         .await?;
     if removed.rows_affected() == 0 {
         return Err(Rejection::NotFound("member").into());
     }
+    // An account of no shop any more is signed out everywhere.
+    sqlx::query(
+        "delete from staff_tokens where account_id = $1
+         and not exists (select 1 from memberships where account_id = $1)",
+    )
+    .bind(account_id)
+    .execute(tx.conn())
+    .await?;
     Ok(())
 }
 
@@ -241,6 +252,95 @@ pub(crate) async fn revoke_token(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+fn device_from_row(row: PgRow) -> sqlx::Result<Device> {
+    Ok(Device {
+        device_id: row.try_get(0)?,
+        shop_id: row.try_get(1)?,
+        name: row.try_get(2)?,
+        role: role(&row, 3)?,
+        created_at: row.try_get(4)?,
+    })
+}
+
+pub(crate) async fn create_device(
+    conn: &mut PgConnection,
+    device: &Device,
+    token_digest: &str,
+) -> Result<(), PgError> {
+    shops::require(&mut *conn, device.shop_id).await?;
+    sqlx::query(
+        "insert into devices (device_id, shop_id, name, role, token_digest, created_at)
+         values ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(device.device_id)
+    .bind(device.shop_id)
+    .bind(&device.name)
+    .bind(device.role.as_str())
+    .bind(token_digest)
+    .bind(device.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn devices(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+) -> Result<Vec<Device>, PgError> {
+    shops::require(&mut *conn, shop_id).await?;
+    Ok(sqlx::query(
+        "select device_id, shop_id, name, role, created_at
+         from devices where shop_id = $1 order by created_at, device_id",
+    )
+    .bind(shop_id)
+    .try_map(device_from_row)
+    .fetch_all(conn)
+    .await?)
+}
+
+pub(crate) async fn revoke_device(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    device_id: Uuid,
+) -> Result<(), PgError> {
+    let removed = sqlx::query("delete from devices where shop_id = $1 and device_id = $2")
+        .bind(shop_id)
+        .bind(device_id)
+        .execute(conn)
+        .await?;
+    if removed.rows_affected() == 0 {
+        return Err(Rejection::NotFound("device").into());
+    }
+    Ok(())
+}
+
+pub(crate) async fn device_token(
+    conn: &mut PgConnection,
+    token_digest: &str,
+) -> Result<Option<Device>, PgError> {
+    Ok(sqlx::query(
+        "select device_id, shop_id, name, role, created_at
+         from devices where token_digest = $1",
+    )
+    .bind(token_digest)
+    .try_map(device_from_row)
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub(crate) async fn shop_of(
+    conn: &mut PgConnection,
+    resource: Owned,
+) -> Result<Option<Uuid>, PgError> {
+    let (table, column, id) = resource.row();
+    // Names from a closed list, never from a request.
+    let sql = format!("select shop_id from {table} where {column} = $1");
+    Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?)
 }
 
 /// Forgets tokens that expired and attempt counts no window still holds.

@@ -16,8 +16,8 @@ pub(crate) async fn append(
 ) -> Result<(), PgError> {
     sqlx::query(
         "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
-                                idempotent_replay, order_id, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                idempotent_replay, order_id, created_at, actor)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(shop_id)
     .bind(entry.session_id)
@@ -28,6 +28,7 @@ pub(crate) async fn append(
     .bind(entry.idempotent_replay)
     .bind(entry.order_id)
     .bind(entry.at)
+    .bind(&entry.actor)
     .execute(conn)
     .await?;
     Ok(())
@@ -41,8 +42,8 @@ pub(crate) async fn append_for_session(
 ) -> Result<(), PgError> {
     sqlx::query(
         "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
-                                idempotent_replay, order_id, created_at)
-         select s.shop_id, s.session_id, $2, $3, $4, $5, $6, $7, $8
+                                idempotent_replay, order_id, created_at, actor)
+         select s.shop_id, s.session_id, $2, $3, $4, $5, $6, $7, $8, $9
          from table_sessions s where s.session_id = $1",
     )
     .bind(entry.session_id)
@@ -53,6 +54,7 @@ pub(crate) async fn append_for_session(
     .bind(entry.idempotent_replay)
     .bind(entry.order_id)
     .bind(entry.at)
+    .bind(&entry.actor)
     .execute(conn)
     .await?;
     Ok(())
@@ -66,7 +68,7 @@ pub(crate) async fn list(
     shops::require(conn, shop_id).await?;
     Ok(sqlx::query(
         "select created_at, session_id, request_id, client_id, status, code, idempotent_replay,
-                order_id
+                order_id, actor
          from audit_log where shop_id = $1 order by audit_id desc limit $2",
     )
     .bind(shop_id)
@@ -81,6 +83,7 @@ pub(crate) async fn list(
             code: name(&row, 5, AuditCode::parse)?,
             idempotent_replay: row.try_get(6)?,
             order_id: row.try_get(7)?,
+            actor: row.try_get(8)?,
         })
     })
     .fetch_all(conn)

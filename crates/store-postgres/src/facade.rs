@@ -13,10 +13,10 @@ use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
-use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
+use ordergate_domain::staff::{Account, Device, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_store::{
-    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Owned, Photo, PlaceOrder,
     PrinterLease, PrinterState, Rendition, Replay, ServiceCall, StaffWrite, Store, StoreResult,
 };
 use uuid::Uuid;
@@ -443,6 +443,32 @@ impl Store for PgStore {
     async fn revoke_staff_token(&self, token_digest: &str) -> StoreResult<()> {
         let token_digest = token_digest.to_owned();
         self.detached(move |pg| async move { pg.revoke_staff_token(token_digest).await })
+            .await
+    }
+
+    async fn create_device(&self, device: Device, token_digest: String) -> StoreResult<()> {
+        self.detached(move |pg| async move { pg.create_device(device, token_digest).await })
+            .await
+    }
+
+    async fn devices(&self, shop_id: Uuid) -> StoreResult<Vec<Device>> {
+        self.detached(move |pg| async move { pg.devices(shop_id).await })
+            .await
+    }
+
+    async fn revoke_device(&self, shop_id: Uuid, device_id: Uuid) -> StoreResult<()> {
+        self.detached(move |pg| async move { pg.revoke_device(shop_id, device_id).await })
+            .await
+    }
+
+    async fn device_token(&self, token_digest: &str) -> StoreResult<Option<Device>> {
+        let token_digest = token_digest.to_owned();
+        self.detached(move |pg| async move { pg.device_token(token_digest).await })
+            .await
+    }
+
+    async fn shop_of(&self, resource: Owned) -> StoreResult<Option<Uuid>> {
+        self.detached(move |pg| async move { pg.shop_of(resource).await })
             .await
     }
 }

@@ -12,12 +12,12 @@ use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
-use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
+use ordergate_domain::staff::{Account, Device, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, PrinterLease, PrinterState,
-    Rendition, Replay, ServiceCall, StaffWrite, StoreResult,
+    Answer, Claim, GuestGrant, MenuSource, Ordered, Owned, Photo, PlaceOrder, PrinterLease,
+    PrinterState, Rendition, Replay, ServiceCall, StaffWrite, StoreResult,
 };
 use sqlx::Executor;
 use uuid::Uuid;
@@ -472,8 +472,9 @@ impl Pg {
     }
 
     pub(crate) async fn remove_member(&self, shop_id: Uuid, account_id: Uuid) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
-        Ok(accounts::remove_member(&mut conn, shop_id, account_id).await?)
+        let mut tx = self.begin().await?;
+        let result = accounts::remove_member(&mut tx, shop_id, account_id).await;
+        self.finish(tx, result).await
     }
 
     pub(crate) async fn account_by_username(&self, username: &str) -> StoreResult<Option<Account>> {
@@ -523,5 +524,34 @@ impl Pg {
     pub(crate) async fn revoke_staff_token(&self, token_digest: String) -> StoreResult<()> {
         let mut conn = self.pool.acquire().await.map_err(classify)?;
         Ok(accounts::revoke_token(&mut conn, &token_digest).await?)
+    }
+
+    pub(crate) async fn create_device(
+        &self,
+        device: Device,
+        token_digest: String,
+    ) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::create_device(&mut conn, &device, &token_digest).await?)
+    }
+
+    pub(crate) async fn devices(&self, shop_id: Uuid) -> StoreResult<Vec<Device>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::devices(&mut conn, shop_id).await?)
+    }
+
+    pub(crate) async fn revoke_device(&self, shop_id: Uuid, device_id: Uuid) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::revoke_device(&mut conn, shop_id, device_id).await?)
+    }
+
+    pub(crate) async fn device_token(&self, token_digest: String) -> StoreResult<Option<Device>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::device_token(&mut conn, &token_digest).await?)
+    }
+
+    pub(crate) async fn shop_of(&self, resource: Owned) -> StoreResult<Option<Uuid>> {
+        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        Ok(accounts::shop_of(&mut conn, resource).await?)
     }
 }

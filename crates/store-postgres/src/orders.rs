@@ -164,7 +164,7 @@ pub(crate) async fn set_status(
     let transition = change.judge(&order)?;
     match transition {
         Transition::Unchanged => return Ok(order),
-        Transition::Cancel => put_back_stock(tx, &order, now).await?,
+        Transition::Cancel => put_back_stock(tx, &order, &change.actor, now).await?,
         Transition::Advance => {}
     }
     let undoable = transition.undoable(order.status, now);
@@ -247,7 +247,12 @@ async fn move_order(
 
 /// Returns what the order's placement took (see [`put_back`]). Every row
 /// is locked (ascending ids) before the first is written.
-async fn put_back_stock(tx: &mut Tx, order: &Order, now: Timestamp) -> Result<(), PgError> {
+async fn put_back_stock(
+    tx: &mut Tx,
+    order: &Order,
+    actor: &str,
+    now: Timestamp,
+) -> Result<(), PgError> {
     let taken: Vec<(Uuid, i64)> = sqlx::query(
         "select item_id, (-sum(delta))::bigint from inventory_log
          where shop_id = $1 and order_id = $2 and operation = 'order'
@@ -262,7 +267,7 @@ async fn put_back_stock(tx: &mut Tx, order: &Order, now: Timestamp) -> Result<()
     let levels = inventory::lock_levels(tx, order.shop_id, &ids).await?;
     let cause = Cause {
         order_id: Some(order.order_id),
-        ..Cause::new(Operation::Cancel, "staff", now)
+        ..Cause::new(Operation::Cancel, actor, now)
     };
     for step in put_back(&taken, &levels) {
         inventory::change_level(

@@ -14,8 +14,8 @@ use crate::shops;
 pub(crate) fn append(conn: &Connection, entries: &[AuditEntry]) -> Result<(), SqliteError> {
     let mut insert = conn.prepare_cached(
         "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
-                                idempotent_replay, order_id, created_at)
-         select shop_id, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+                                idempotent_replay, order_id, created_at, actor)
+         select shop_id, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
          from table_sessions where session_id = ?1",
     )?;
     for entry in entries {
@@ -27,7 +27,8 @@ pub(crate) fn append(conn: &Connection, entries: &[AuditEntry]) -> Result<(), Sq
             entry.code.as_str(),
             entry.idempotent_replay,
             entry.order_id.map(|id| id.to_string()),
-            millis(entry.at)
+            millis(entry.at),
+            entry.actor
         ])?;
     }
     Ok(())
@@ -41,7 +42,7 @@ pub(crate) fn list(
     shops::require(conn, shop_id)?;
     let mut stmt = conn.prepare_cached(
         "select created_at, session_id, request_id, client_id, status, code, idempotent_replay,
-                order_id
+                order_id, actor
          from audit_log where shop_id = ?1 order by audit_id desc limit ?2",
     )?;
     let entries = stmt
@@ -55,6 +56,7 @@ pub(crate) fn list(
                 code: name(row, 5, AuditCode::parse)?,
                 idempotent_replay: row.get(6)?,
                 order_id: opt_uuid(row, 7)?,
+                actor: row.get(8)?,
             })
         })?
         .collect::<Result<_, _>>()?;

@@ -15,12 +15,13 @@ use ordergate_domain::printing::{Printer, PrinterProgress};
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
-use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
+use ordergate_domain::staff::{Account, Device, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use ordergate_store::{
-    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Photo, PlaceOrder, PrintStep,
-    PrinterLease, PrinterState, Rendition, Replay, ServiceCall, StaffWrite, Store, StoreResult,
+    Answer, ChangeListener, Claim, GuestGrant, MenuSource, Ordered, Owned, Photo, PlaceOrder,
+    PrintStep, PrinterLease, PrinterState, Rendition, Replay, ServiceCall, StaffWrite, Store,
+    StoreResult,
 };
 use uuid::Uuid;
 
@@ -547,6 +548,30 @@ impl Store for SqliteStore {
         let token_digest = token_digest.to_owned();
         self.write(move |conn| staff::revoke_token(conn, &token_digest))
             .await
+    }
+
+    async fn create_device(&self, device: Device, token_digest: String) -> StoreResult<()> {
+        self.write(move |conn| staff::create_device(conn, &device, &token_digest))
+            .await
+    }
+
+    async fn devices(&self, shop_id: Uuid) -> StoreResult<Vec<Device>> {
+        self.read(move |tx| staff::devices(tx, shop_id)).await
+    }
+
+    async fn revoke_device(&self, shop_id: Uuid, device_id: Uuid) -> StoreResult<()> {
+        self.write(move |conn| staff::revoke_device(conn, shop_id, device_id))
+            .await
+    }
+
+    async fn device_token(&self, token_digest: &str) -> StoreResult<Option<Device>> {
+        let token_digest = token_digest.to_owned();
+        self.read(move |tx| staff::device_token(tx, &token_digest))
+            .await
+    }
+
+    async fn shop_of(&self, resource: Owned) -> StoreResult<Option<Uuid>> {
+        self.read(move |tx| staff::shop_of(tx, resource)).await
     }
 
     async fn lease_printer(&self, printer_id: Uuid) -> StoreResult<Option<Box<dyn PrinterLease>>> {

@@ -61,6 +61,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../migrations/0011_kitchen_pace.sql")),
         M::up(include_str!("../migrations/0012_printers.sql")),
         M::up(include_str!("../migrations/0013_staff_accounts.sql")),
+        M::up(include_str!("../migrations/0014_devices.sql")),
     ])
 }
 

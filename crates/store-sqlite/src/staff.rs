@@ -1,7 +1,8 @@
 //! Staff accounts, their shops, their tokens and their sign-in attempts.
 
-use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
+use ordergate_domain::staff::{Account, Device, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::{Rejection, Timestamp};
+use ordergate_store::Owned;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use uuid::Uuid;
 
@@ -124,6 +125,12 @@ pub(crate) fn remove_member(
     if removed == 0 {
         return Err(Rejection::NotFound("member").into());
     }
+    // An account of no shop any more is signed out everywhere.
+    conn.prepare_cached(
+        "delete from staff_tokens where account_id = ?1
+         and not exists (select 1 from memberships where account_id = ?1)",
+    )?
+    .execute([account_id.to_string()])?;
     Ok(())
 }
 
@@ -225,6 +232,86 @@ pub(crate) fn revoke_token(conn: &Connection, token_digest: &str) -> Result<(), 
     conn.prepare_cached("delete from staff_tokens where token_digest = ?1")?
         .execute([token_digest])?;
     Ok(())
+}
+
+fn device_from_row(row: &Row) -> rusqlite::Result<Device> {
+    Ok(Device {
+        device_id: uuid(row, 0)?,
+        shop_id: uuid(row, 1)?,
+        name: row.get(2)?,
+        role: name(row, 3, Role::parse)?,
+        created_at: time(row, 4)?,
+    })
+}
+
+pub(crate) fn create_device(
+    conn: &Connection,
+    device: &Device,
+    token_digest: &str,
+) -> Result<(), SqliteError> {
+    shops::require(conn, device.shop_id)?;
+    conn.prepare_cached(
+        "insert into devices (device_id, shop_id, name, role, token_digest, created_at)
+         values (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        device.device_id.to_string(),
+        device.shop_id.to_string(),
+        device.name,
+        device.role.as_str(),
+        token_digest,
+        millis(device.created_at)
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn devices(conn: &Connection, shop_id: Uuid) -> Result<Vec<Device>, SqliteError> {
+    shops::require(conn, shop_id)?;
+    let mut stmt = conn.prepare_cached(
+        "select device_id, shop_id, name, role, created_at
+         from devices where shop_id = ?1 order by created_at, device_id",
+    )?;
+    let devices = stmt
+        .query_map([shop_id.to_string()], device_from_row)?
+        .collect::<Result<_, _>>()?;
+    Ok(devices)
+}
+
+pub(crate) fn revoke_device(
+    conn: &Connection,
+    shop_id: Uuid,
+    device_id: Uuid,
+) -> Result<(), SqliteError> {
+    let removed = conn
+        .prepare_cached("delete from devices where shop_id = ?1 and device_id = ?2")?
+        .execute(params![shop_id.to_string(), device_id.to_string()])?;
+    if removed == 0 {
+        return Err(Rejection::NotFound("device").into());
+    }
+    Ok(())
+}
+
+pub(crate) fn device_token(
+    conn: &Connection,
+    token_digest: &str,
+) -> Result<Option<Device>, SqliteError> {
+    Ok(conn
+        .prepare_cached(
+            "select device_id, shop_id, name, role, created_at
+             from devices where token_digest = ?1",
+        )?
+        .query_row([token_digest], device_from_row)
+        .optional()?)
+}
+
+pub(crate) fn shop_of(conn: &Connection, resource: Owned) -> Result<Option<Uuid>, SqliteError> {
+    let (table, column, id) = resource.row();
+    // Names from a closed list, never from a request.
+    let sql = format!("select shop_id from {table} where {column} = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id.to_string()], |row| uuid(row, 0))
+        .optional()?)
 }
 
 /// Forgets tokens that expired and attempt counts no window still holds;

@@ -25,7 +25,7 @@ pub(crate) fn set_status(
     let transition = change.judge(&order)?;
     match transition {
         Transition::Unchanged => return Ok(order),
-        Transition::Cancel => put_back_stock(conn, &order, now)?,
+        Transition::Cancel => put_back_stock(conn, &order, &change.actor, now)?,
         Transition::Advance => {}
     }
     let undoable = transition.undoable(order.status, now);
@@ -103,7 +103,12 @@ fn move_order(
 }
 
 /// Returns what the order's placement took (see [`put_back`]).
-fn put_back_stock(conn: &Connection, order: &Order, now: Timestamp) -> Result<(), SqliteError> {
+fn put_back_stock(
+    conn: &Connection,
+    order: &Order,
+    actor: &str,
+    now: Timestamp,
+) -> Result<(), SqliteError> {
     let taken: Vec<(Uuid, i64)> = conn
         .prepare_cached(
             "select item_id, -sum(delta) from inventory_log
@@ -119,7 +124,7 @@ fn put_back_stock(conn: &Connection, order: &Order, now: Timestamp) -> Result<()
     let levels = inventory::levels(conn, order.shop_id, &ids)?;
     let cause = Cause {
         order_id: Some(order.order_id),
-        ..Cause::new(Operation::Cancel, "staff", now)
+        ..Cause::new(Operation::Cancel, actor, now)
     };
     inventory::apply_moves(conn, order.shop_id, &put_back(&taken, &levels), &cause)
 }

@@ -17,7 +17,7 @@ use ordergate_domain::printing::Printer;
 use ordergate_domain::service::{ServiceRequest, ServiceStatus};
 use ordergate_domain::session::{Bill, GuestProof, PinOutcome, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::{Shop, ShopPatch};
-use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
+use ordergate_domain::staff::{Account, Device, LoginPolicy, Member, Membership, Role};
 use ordergate_domain::table::TableState;
 use ordergate_domain::{Rejection, Timestamp};
 use uuid::Uuid;
@@ -369,7 +369,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<(Member, bool)>;
     /// The shop's members, by username.
     async fn members(&self, shop_id: Uuid) -> StoreResult<Vec<Member>>;
-    /// Ends the account's membership of the shop (`NotFound("member")`).
+    /// Ends the account's membership of the shop (`NotFound("member")`);
+    /// an account left in no shop is signed out (its tokens are revoked).
     async fn remove_member(&self, shop_id: Uuid, account_id: Uuid) -> StoreResult<()>;
     async fn account_by_username(&self, username: &str) -> StoreResult<Option<Account>>;
     /// Counts one sign-in attempt under each subject, atomically, before
@@ -399,4 +400,50 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> StoreResult<Option<(Account, Vec<Membership>)>>;
     async fn revoke_staff_token(&self, token_digest: &str) -> StoreResult<()>;
+
+    /// Keeps a new device with the digest of its token.
+    async fn create_device(&self, device: Device, token_digest: String) -> StoreResult<()>;
+    /// The shop's live devices, oldest first (`NotFound("shop")`).
+    async fn devices(&self, shop_id: Uuid) -> StoreResult<Vec<Device>>;
+    /// Forgets the device and so its token (`NotFound("device")`).
+    async fn revoke_device(&self, shop_id: Uuid, device_id: Uuid) -> StoreResult<()>;
+    /// The live device a token signs in.
+    async fn device_token(&self, token_digest: &str) -> StoreResult<Option<Device>>;
+
+    /// The shop a resource belongs to; `None` when there is no such
+    /// resource. How a route named by a session, order, printer or service
+    /// request learns whose it is before it lets a credential act on it.
+    async fn shop_of(&self, resource: Owned) -> StoreResult<Option<Uuid>>;
+}
+
+/// A resource that belongs to one shop, named by its own id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owned {
+    Session(Uuid),
+    Order(Uuid),
+    Printer(Uuid),
+    ServiceRequest(Uuid),
+}
+
+impl Owned {
+    /// The table it is a row of and the column its id is kept in (each
+    /// such table has a `shop_id` and an index on that column).
+    pub fn row(self) -> (&'static str, &'static str, Uuid) {
+        match self {
+            Owned::Session(id) => ("table_sessions", "session_id", id),
+            Owned::Order(id) => ("orders", "order_id", id),
+            Owned::Printer(id) => ("printers", "printer_id", id),
+            Owned::ServiceRequest(id) => ("service_requests", "request_id", id),
+        }
+    }
+
+    /// What a missing one is called in a `NOT_FOUND` answer.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Owned::Session(_) => "session",
+            Owned::Order(_) => "order",
+            Owned::Printer(_) => "printer",
+            Owned::ServiceRequest(_) => "service request",
+        }
+    }
 }

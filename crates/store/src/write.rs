@@ -174,7 +174,7 @@ impl PlaceOrder {
             &self.request_id,
             self.client_id(),
         );
-        match outcome {
+        let entry = match outcome {
             Ok(placed) => AuditEntry::placed(
                 at,
                 session,
@@ -184,7 +184,8 @@ impl PlaceOrder {
                 placed.replayed,
             ),
             Err(rejection) => AuditEntry::refused(at, session, request, client, rejection.code()),
-        }
+        };
+        entry.by(self.caller.staff_actor())
     }
 }
 

@@ -187,6 +187,12 @@ pub async fn lunch(http: &Http) -> Lunch {
                          "role": "owner"}),
         );
         http.send(&owner).await.ok(201);
+        // And a kitchen display signed in for good: its token must still
+        // open the shop after the move.
+        let display = Request::staff(Method::POST, format!("/api/v1/shops/{}/devices", shop.id))
+            .json(json!({"name": "Pass display", "role": "kitchen"}));
+        let display = http.send(&display).await;
+        let display_token = display.ok(201)["token"].as_str().unwrap().to_owned();
 
         // Two tables pay and leave; their orders' keys still replay.
         for (session, _) in tables.iter().take(2) {
@@ -225,9 +231,14 @@ pub async fn lunch(http: &Http) -> Lunch {
             format!("/api/v1/shops/{id}/tables"),
             format!("/api/v1/shops/{id}/service-requests"),
             format!("/api/v1/shops/{id}/staff"),
+            format!("/api/v1/shops/{id}/devices"),
         ] {
             views.push(Request::staff(Method::GET, path));
         }
+        views.push(
+            Request::new(Method::GET, format!("/api/v1/shops/{id}/orders?limit=500"))
+                .header("Authorization", &format!("Bearer {display_token}")),
+        );
         for menu in ["menu", "menu?lang=ja"] {
             views.push(Request::new(
                 Method::GET,

@@ -22,7 +22,8 @@ pub enum Caller {
         proof: GuestProof,
         client_id: ClientId,
     },
-    Staff,
+    /// Staff, named as the logs name them (`account:hana`, `device:Pass`).
+    Staff { actor: String },
 }
 
 impl Caller {
@@ -30,7 +31,15 @@ impl Caller {
     pub fn client_id(&self) -> Option<&str> {
         match self {
             Caller::Guest { client_id, .. } => Some(client_id.as_str()),
-            Caller::Staff => None,
+            Caller::Staff { .. } => None,
+        }
+    }
+
+    /// The staff member or device placing the order; `None` for guests.
+    pub fn staff_actor(&self) -> Option<&str> {
+        match self {
+            Caller::Guest { .. } => None,
+            Caller::Staff { actor } => Some(actor),
         }
     }
 
@@ -50,7 +59,7 @@ impl Caller {
     pub fn source(&self) -> OrderSource {
         match self {
             Caller::Guest { .. } => OrderSource::Guest,
-            Caller::Staff => OrderSource::Staff,
+            Caller::Staff { .. } => OrderSource::Staff,
         }
     }
 
@@ -58,7 +67,7 @@ impl Caller {
     pub fn actor(&self) -> String {
         match self {
             Caller::Guest { client_id, .. } => format!("guest:{}", client_id.as_str()),
-            Caller::Staff => "staff".to_owned(),
+            Caller::Staff { actor } => actor.clone(),
         }
     }
 }
@@ -333,7 +342,13 @@ mod tests {
             (None, false, None)
         );
         assert_eq!(
-            rules().guest_reads(&Caller::Staff, &order(false), now()),
+            rules().guest_reads(
+                &Caller::Staff {
+                    actor: "admin".into()
+                },
+                &order(false),
+                now()
+            ),
             None
         );
     }

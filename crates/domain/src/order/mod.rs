@@ -114,6 +114,10 @@ pub struct StatusChange {
     pub status: OrderStatus,
     /// The version the caller last saw; a newer one → 409 `VERSION_CONFLICT`.
     pub expected_version: Option<i64>,
+    /// Who asks, as the inventory log names them when a cancel puts stock
+    /// back: set by the server from the credential, never read from a body.
+    #[serde(skip)]
+    pub actor: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -403,6 +407,7 @@ mod tests {
         let change = |status, expected_version| StatusChange {
             status,
             expected_version,
+            actor: "admin".into(),
         };
         use OrderStatus::*;
         assert_eq!(

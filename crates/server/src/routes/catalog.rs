@@ -9,8 +9,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::StaffAuth;
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath, MAX_CATALOG_BYTES};
 
@@ -51,7 +51,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn put_catalog(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Catalog>,
     ApiPath(shop_id): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(input): ApiJson<CatalogInput>,
@@ -115,7 +115,7 @@ impl IntoResponse for Versioned {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn get_catalog(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Catalog>,
     ApiPath(shop_id): ApiPath<Uuid>,
 ) -> Result<Versioned, ApiError> {
     Ok(Versioned(state.store().get_catalog(shop_id).await?))

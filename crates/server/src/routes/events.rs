@@ -2,6 +2,7 @@
 //! shop, and each table's stream of its own orders and the shop's stock.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -10,14 +11,16 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{StreamExt, stream};
 use ordergate_domain::Rejection;
 use ordergate_domain::session::SessionStatus;
+use ordergate_domain::staff::Duty;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Actor, authorize};
 use crate::app::AppState;
-use crate::auth::{PIN_HEADER, Principal, session_access};
+use crate::auth::{PIN_HEADER, SessionCaller, session_access};
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::hub::{Audience, SseEvent};
@@ -86,12 +89,20 @@ async fn shop_events(
     ApiQuery(query): ApiQuery<ShopStreamQuery>,
 ) -> Result<Response, ApiError> {
     bearer_from_query(&mut headers, query.access_token.as_deref());
-    state.staff_token().check(&headers)?;
+    let actor = Actor::of(&state, &headers).await?;
+    let actor = authorize(
+        &state,
+        actor,
+        &[("shopId".to_owned(), shop_id.to_string())],
+        Duty::Kitchen,
+    )
+    .await?;
     let cursor = last_event_id(&headers, query.last_event_id.as_deref())?;
     if state.store().get_shop(shop_id).await?.is_none() {
         return Err(ApiError::not_found("shop"));
     }
-    stream(&state, shop_id, Audience::Staff, cursor, None).await
+    let watcher = Watcher::of(actor, shop_id, Duty::Kitchen);
+    stream(&state, shop_id, Audience::Staff, cursor, watcher).await
 }
 
 /// One table's live events (guests): its own orders and session, and the
@@ -136,21 +147,24 @@ async fn session_events(
     }
     bearer_from_query(&mut headers, query.access_token.as_deref());
     let cursor = last_event_id(&headers, query.last_event_id.as_deref());
-    let (session, principal) = session_access(&state, &headers, address, session_id).await?;
+    let (session, caller) =
+        session_access(&state, &headers, address, session_id, Duty::Sessions).await?;
     // A stream ends at checkout; a checked-out table has nothing more to say.
     if session.status == SessionStatus::Closed {
         return Err(Rejection::SessionClosed.into());
     }
-    let slot = match principal {
-        Principal::Guest => Some(state.limits().open_guest_stream(session_id, address)?),
-        Principal::Staff => None,
+    let watcher = match caller {
+        SessionCaller::Guest => {
+            Watcher::Guest(state.limits().open_guest_stream(session_id, address)?)
+        }
+        SessionCaller::Staff(actor) => Watcher::of(actor, session.shop_id, Duty::Sessions),
     };
     stream(
         &state,
         session.shop_id,
         Audience::Guests(session_id),
         cursor?,
-        slot,
+        watcher,
     )
     .await
 }
@@ -189,22 +203,83 @@ fn last_event_id(headers: &HeaderMap, query: Option<&str>) -> Result<Option<i64>
     Ok(from_header.or(from_query))
 }
 
+/// Who holds a stream open, and what ends it besides the server: a
+/// guest's slot (counted against the table's and the address's limits)
+/// is held for as long as the stream; a staff credential is checked again
+/// whenever one is revoked on this node, and every [`RECHECK`] besides (a
+/// revocation on another node), and the stream ends once it no longer
+/// allows the duty in the shop.
+enum Watcher {
+    Guest(StreamSlot),
+    Admin,
+    Staff {
+        actor: Actor,
+        shop_id: Uuid,
+        duty: Duty,
+    },
+}
+
+/// How long a stream outlives a revocation made on another node at most.
+const RECHECK: Duration = Duration::from_secs(5);
+
+impl Watcher {
+    fn of(actor: Actor, shop_id: Uuid, duty: Duty) -> Watcher {
+        match actor {
+            Actor::Admin => Watcher::Admin,
+            actor => Watcher::Staff {
+                actor,
+                shop_id,
+                duty,
+            },
+        }
+    }
+
+    /// Resolves once the stream's credential no longer allows it; never
+    /// for guests (checkout ends theirs) and the administrator.
+    async fn revoked(self, state: AppState) {
+        let Watcher::Staff {
+            actor,
+            shop_id,
+            duty,
+        } = self
+        else {
+            return std::future::pending().await;
+        };
+        let mut revocations = state.revocations();
+        loop {
+            let _ = tokio::time::timeout(RECHECK, revocations.changed()).await;
+            match actor.again(&state).await {
+                Ok(Some(now)) if now.may(shop_id, duty) => {}
+                // An unanswered check keeps the stream: the store being
+                // away is no revocation.
+                Err(_) => {}
+                _ => return,
+            }
+        }
+    }
+}
+
 async fn stream(
     state: &AppState,
     shop_id: Uuid,
     audience: Audience,
     cursor: Option<i64>,
-    slot: Option<StreamSlot>,
+    watcher: Watcher,
 ) -> Result<Response, ApiError> {
     let frames = state.hub().subscribe(shop_id, audience, cursor).await?;
     // Counted for as long as the body lives, i.e. the connection.
+    let (slot, watcher) = match watcher {
+        Watcher::Guest(slot) => (Some(slot), Watcher::Admin),
+        other => (None, other),
+    };
     let connected = (state.metrics().sse_connected(shop_id), slot);
     // Tells EventSource how soon to reconnect after a cut.
     let hello = stream::once(async { Ok::<_, Infallible>(Bytes::from_static(b"retry: 1000\n\n")) });
     let live = stream::unfold((frames, connected), |(mut frames, connected)| async move {
         let frame = frames.recv().await?;
         Some((Ok::<_, Infallible>(frame), (frames, connected)))
-    });
+    })
+    .take_until(watcher.revoked(state.clone()));
     let body = Body::from_stream(hello.chain(live));
     Ok((
         [

@@ -14,8 +14,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::StaffAuth;
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::etag::matches_any;
 use crate::extract::ApiPath;
@@ -73,7 +73,7 @@ struct UploadedPhoto {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn upload_photo(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Catalog>,
     ApiPath(shop_id): ApiPath<Uuid>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,

@@ -12,14 +12,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
-
-/// Staff changes are logged under this actor.
-const STAFF: &str = "staff";
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -67,7 +64,7 @@ struct LogQuery {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn list_inventory(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Inventory>,
     ApiPath(shop_id): ApiPath<Uuid>,
 ) -> Result<Json<InventoryList>, ApiError> {
     let now = state.now();
@@ -90,7 +87,7 @@ async fn list_inventory(
 #[tracing::instrument(skip_all, fields(%shop_id, %item_id))]
 async fn update_inventory(
     State(state): State<AppState>,
-    _: StaffAuth,
+    allowed: Allowed<duty::Inventory>,
     ApiPath((shop_id, item_id)): ApiPath<(Uuid, Uuid)>,
     ApiJson(update): ApiJson<InventoryUpdate>,
 ) -> Result<Json<InventoryEntry>, ApiError> {
@@ -98,7 +95,7 @@ async fn update_inventory(
     let change = update.validate(now)?;
     let item = state
         .store()
-        .update_inventory(shop_id, item_id, change, STAFF, now)
+        .update_inventory(shop_id, item_id, change, &allowed.actor().label(), now)
         .await?;
     Ok(Json(item.entry(now)))
 }
@@ -123,7 +120,7 @@ async fn update_inventory(
 #[tracing::instrument(skip_all, fields(%shop_id, %item_id))]
 async fn restock(
     State(state): State<AppState>,
-    _: StaffAuth,
+    allowed: Allowed<duty::Inventory>,
     ApiPath((shop_id, item_id)): ApiPath<(Uuid, Uuid)>,
     headers: HeaderMap,
     ApiJson(request): ApiJson<Restock>,
@@ -141,7 +138,7 @@ async fn restock(
         shop_id,
         item_id,
         quantity: request.quantity,
-        actor: STAFF.to_owned(),
+        actor: allowed.actor().label(),
         now,
         render: Box::new(render),
     };
@@ -161,7 +158,7 @@ async fn restock(
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn inventory_log(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Inventory>,
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiQuery(query): ApiQuery<LogQuery>,
 ) -> Result<Json<InventoryLog>, ApiError> {

@@ -13,8 +13,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
@@ -63,11 +63,12 @@ struct OrdersQuery {
 #[tracing::instrument(skip_all, fields(%order_id))]
 async fn set_status(
     State(state): State<AppState>,
-    _: StaffAuth,
+    allowed: Allowed<duty::Kitchen>,
     ApiPath(order_id): ApiPath<Uuid>,
     headers: HeaderMap,
-    ApiJson(change): ApiJson<StatusChange>,
+    ApiJson(mut change): ApiJson<StatusChange>,
 ) -> Result<Sent, ApiError> {
+    change.actor = allowed.actor().label();
     let now = state.now();
     let expires_at = state.settings().idempotency_expiry(now);
     let claim = staff_claim(
@@ -110,7 +111,7 @@ async fn set_status(
 #[tracing::instrument(skip_all, fields(%order_id))]
 async fn recall(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Kitchen>,
     ApiPath(order_id): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(request): ApiJson<RecallRequest>,
@@ -146,7 +147,7 @@ async fn recall(
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn shop_orders(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Kitchen>,
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiQuery(query): ApiQuery<OrdersQuery>,
 ) -> Result<Json<OrderList>, ApiError> {

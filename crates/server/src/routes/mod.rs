@@ -7,6 +7,7 @@ use crate::app::AppState;
 use crate::openapi::ApiDoc;
 
 mod catalog;
+mod devices;
 mod events;
 mod images;
 mod inventory;
@@ -27,6 +28,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(ops::router())
         .merge(shops::router())
         .merge(staff::router())
+        .merge(devices::router())
         .merge(catalog::router())
         .merge(images::router())
         .merge(menu::router())

@@ -7,6 +7,7 @@ use axum::response::IntoResponse;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::accounts::Actor;
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 
@@ -54,9 +55,15 @@ async fn metrics(
     State(state): State<AppState>,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
-    state
-        .metrics_access()
-        .check(&headers, state.staff_token())?;
+    if !state.metrics_access().admits(&headers) {
+        let actor = Actor::of(&state, &headers).await?;
+        if !matches!(actor, Actor::Admin) {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                "only the platform administrator or the metrics token may read metrics",
+            ));
+        }
+    }
     Ok((
         [(
             header::CONTENT_TYPE,

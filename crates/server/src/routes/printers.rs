@@ -16,8 +16,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath};
 use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
@@ -142,7 +142,7 @@ struct ReprintQueued {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn create_printer(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Printers>,
     ApiPath(shop_id): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(new_printer): ApiJson<NewPrinter>,
@@ -179,7 +179,7 @@ async fn create_printer(
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn list_printers(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Printers>,
     ApiPath(shop_id): ApiPath<Uuid>,
 ) -> Result<Json<PrinterList>, ApiError> {
     let printers = state.store().printers(shop_id).await?;
@@ -246,7 +246,7 @@ async fn backlog(
 #[tracing::instrument(skip_all, fields(%printer_id))]
 async fn delete_printer(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Printers>,
     ApiPath(printer_id): ApiPath<Uuid>,
 ) -> Result<StatusCode, ApiError> {
     state.store().delete_printer(printer_id).await?;
@@ -267,7 +267,7 @@ async fn delete_printer(
 #[tracing::instrument(skip_all, fields(%printer_id))]
 async fn reprint(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Printers>,
     ApiPath(printer_id): ApiPath<Uuid>,
     ApiJson(request): ApiJson<ReprintRequest>,
 ) -> Result<(StatusCode, Json<ReprintQueued>), ApiError> {

@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use ordergate_domain::idempotency::{Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::service::{NewServiceRequest, ServiceRequest, ServiceStatus};
+use ordergate_domain::staff::Duty;
 use ordergate_store::{Called, Claim, ServiceCall};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -15,8 +16,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::{StaffAuth, session_access};
+use crate::auth::session_access;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{KEY_HEADER, Sent, header_text, key_error};
@@ -80,7 +82,7 @@ async fn call_service(
     body: Result<ApiJson<NewServiceRequest>, ApiError>,
 ) -> Result<Sent, ApiError> {
     // Credentials first: a stranger learns nothing from how a body is judged.
-    session_access(&state, &headers, address, session_id).await?;
+    session_access(&state, &headers, address, session_id, Duty::Service).await?;
     let ApiJson(request) = body?;
     let now = state.now();
     let claim = match header_text(&headers, KEY_HEADER.as_str()) {
@@ -124,7 +126,7 @@ async fn call_service(
 #[tracing::instrument(skip_all, fields(%request_id))]
 async fn acknowledge(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Service>,
     ApiPath(request_id): ApiPath<Uuid>,
 ) -> Result<Json<ServiceRequest>, ApiError> {
     let now = state.now();
@@ -147,7 +149,7 @@ async fn acknowledge(
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn list_requests(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Service>,
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<RequestList>, ApiError> {

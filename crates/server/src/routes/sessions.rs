@@ -11,6 +11,7 @@ use ordergate_domain::session::{
     Bill, GUEST_TOKEN_LIFETIME, NewSession, SeatAt, Session, SessionStatus, generate_guest_token,
     generate_pin, guest_token_digest,
 };
+use ordergate_domain::staff::Duty;
 use ordergate_store::{GuestGrant, StaffWrite};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -18,8 +19,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::{PIN_HEADER, Principal, StaffAuth, judge_pin_with, session_access};
+use crate::auth::{PIN_HEADER, Principal, judge_pin_with, session_access};
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{Sent, StaffOperation, header_text, staff_claim, staff_write};
@@ -117,7 +119,7 @@ struct ListQuery {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn open_session(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Sessions>,
     ApiPath(shop_id): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(new_session): ApiJson<NewSession>,
@@ -178,7 +180,7 @@ async fn table_name(state: &AppState, shop_id: Uuid, table_id: Uuid) -> Result<S
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn list_sessions(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Sessions>,
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<SessionList>, ApiError> {
@@ -215,8 +217,9 @@ async fn get_session(
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
 ) -> Result<Json<SessionView>, ApiError> {
-    let (session, principal) = session_access(&state, &headers, address, session_id).await?;
-    Ok(Json(SessionView::new(session, principal, &state)))
+    let (session, caller) =
+        session_access(&state, &headers, address, session_id, Duty::Sessions).await?;
+    Ok(Json(SessionView::new(session, caller.principal(), &state)))
 }
 
 /// A guest token: the table's PIN, exchanged once for a credential that
@@ -301,7 +304,7 @@ async fn grant_access(
 #[tracing::instrument(skip_all, fields(%session_id))]
 async fn unlock(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Sessions>,
     ApiPath(session_id): ApiPath<Uuid>,
 ) -> Result<Json<SessionView>, ApiError> {
     let session = state.store().unlock_pin(session_id).await?;
@@ -325,7 +328,7 @@ async fn unlock(
 #[tracing::instrument(skip_all, fields(%session_id))]
 async fn checkout(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Sessions>,
     ApiPath(session_id): ApiPath<Uuid>,
     headers: HeaderMap,
 ) -> Result<Sent, ApiError> {

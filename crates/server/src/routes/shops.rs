@@ -11,8 +11,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Actor, Allowed, duty};
 use crate::app::AppState;
-use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath};
 use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
@@ -39,7 +39,7 @@ struct ShopList {
 #[tracing::instrument(skip_all)]
 async fn create_shop(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Platform>,
     headers: HeaderMap,
     ApiJson(new_shop): ApiJson<NewShop>,
 ) -> Result<Sent, ApiError> {
@@ -55,17 +55,21 @@ async fn create_shop(
     staff_write(&state, claim, write).await
 }
 
-/// List every shop.
+/// The shops the credential works in: every shop for the administrator,
+/// an account's shops, a device's one shop.
 #[utoipa::path(get, path = "/api/v1/shops", tag = "shops",
     security(("staffToken" = [])),
-    responses((status = 200, description = "All shops, oldest first", body = ShopList)),
+    responses((status = 200, description = "Oldest first", body = ShopList)),
 )]
 #[tracing::instrument(skip_all)]
 async fn list_shops(
     State(state): State<AppState>,
-    _: StaffAuth,
+    actor: Actor,
 ) -> Result<Json<ShopList>, ApiError> {
-    let shops = state.store().list_shops().await?;
+    let mut shops = state.store().list_shops().await?;
+    if let Some(mine) = actor.shops() {
+        shops.retain(|shop| mine.contains(&shop.shop_id));
+    }
     Ok(Json(ShopList { shops }))
 }
 
@@ -105,7 +109,7 @@ async fn get_shop(
 #[tracing::instrument(skip_all, fields(shop_id = %shop_id))]
 async fn update_shop(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Settings>,
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiJson(patch): ApiJson<ShopPatch>,
 ) -> Result<Json<Shop>, ApiError> {

@@ -6,8 +6,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use ordergate_domain::staff::{
-    Account, Member, Membership, NewMember, Role, STAFF_TOKEN_LIFETIME, account_subject,
-    address_subject, canonical_username, generate_staff_token, staff_token_digest,
+    Account, Member, Membership, NewMember, STAFF_TOKEN_LIFETIME, account_subject, address_subject,
+    canonical_username, generate_staff_token, staff_token_digest,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -15,7 +15,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::accounts::{Actor, hash_password, verify_password};
+use crate::accounts::{Actor, Allowed, duty, hash_password, verify_password};
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath};
@@ -133,16 +133,28 @@ async fn login(
     }))
 }
 
-/// Sign out: the token stops working at once.
+/// Sign out: the token stops working at once (a device's too: it is
+/// revoked), and streams opened with it end.
 #[utoipa::path(post, path = "/api/v1/auth/logout", tag = "staff",
     security(("staffToken" = [])),
     responses((status = 204, description = "Signed out")),
 )]
 #[tracing::instrument(skip_all)]
 async fn logout(State(state): State<AppState>, actor: Actor) -> Result<StatusCode, ApiError> {
-    if let Actor::Account { token_digest, .. } = actor {
-        state.store().revoke_staff_token(&token_digest).await?;
+    match actor {
+        // The administrator's token is configuration, not a sign-in.
+        Actor::Admin => return Ok(StatusCode::NO_CONTENT),
+        Actor::Account { token_digest, .. } => {
+            state.store().revoke_staff_token(&token_digest).await?;
+        }
+        Actor::Device { device, .. } => {
+            state
+                .store()
+                .revoke_device(device.shop_id, device.device_id)
+                .await?;
+        }
     }
+    state.revoked();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -167,11 +179,10 @@ async fn logout(State(state): State<AppState>, actor: Actor) -> Result<StatusCod
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn add_member(
     State(state): State<AppState>,
-    actor: Actor,
+    _: Allowed<duty::Staff>,
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiJson(new_member): ApiJson<NewMember>,
 ) -> Result<(StatusCode, Json<Member>), ApiError> {
-    actor.require(shop_id, &[Role::Owner])?;
     let new_member = new_member.validate()?;
     let now = state.now();
     let new_account = match new_member.password {
@@ -216,10 +227,9 @@ async fn add_member(
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn list_members(
     State(state): State<AppState>,
-    actor: Actor,
+    _: Allowed<duty::Staff>,
     ApiPath(shop_id): ApiPath<Uuid>,
 ) -> Result<Json<MemberList>, ApiError> {
-    actor.require(shop_id, &[Role::Owner])?;
     let staff = state.store().members(shop_id).await?;
     Ok(Json(MemberList { staff }))
 }
@@ -241,10 +251,10 @@ async fn list_members(
 #[tracing::instrument(skip_all, fields(%shop_id, %account_id))]
 async fn remove_member(
     State(state): State<AppState>,
-    actor: Actor,
+    _: Allowed<duty::Staff>,
     ApiPath((shop_id, account_id)): ApiPath<(Uuid, Uuid)>,
 ) -> Result<StatusCode, ApiError> {
-    actor.require(shop_id, &[Role::Owner])?;
     state.store().remove_member(shop_id, account_id).await?;
+    state.revoked();
     Ok(StatusCode::NO_CONTENT)
 }

@@ -14,8 +14,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::StaffAuth;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ApiJson, ApiPath};
 use crate::idempotency::{Sent, StaffOperation, staff_claim, staff_write};
@@ -85,7 +85,7 @@ struct TableCard {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn create_table(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Tables>,
     ApiPath(shop_id): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(new_table): ApiJson<NewTable>,
@@ -121,7 +121,7 @@ async fn create_table(
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn list_tables(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Tables>,
     ApiPath(shop_id): ApiPath<Uuid>,
 ) -> Result<Json<TableList>, ApiError> {
     let tables = state.store().tables(shop_id).await?;

@@ -82,7 +82,7 @@ async fn set_and_restock_are_logged_with_their_deltas() {
     );
     for entry in &entries {
         assert_eq!(entry["itemId"], ids.soup);
-        assert_eq!(entry["actor"], "staff");
+        assert_eq!(entry["actor"], "admin");
         assert_eq!(entry["orderId"], json!(null));
         assert!(entry["at"].is_string());
     }

@@ -6,6 +6,7 @@ mod fake_printer;
 mod helpers;
 
 mod abuse;
+mod authorization;
 mod catalog;
 mod errors;
 mod events;

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::helpers::{TestApp, find};
 
-fn photo(format: ImageFormat, width: u32, height: u32) -> Vec<u8> {
+pub fn photo(format: ImageFormat, width: u32, height: u32) -> Vec<u8> {
     let picture = RgbImage::from_fn(width, height, |x, y| {
         Rgb([(x % 251) as u8, (y % 241) as u8, ((x + y) % 239) as u8])
     });

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use ordergate_domain::Rejection;
-use ordergate_domain::staff::{Account, LoginPolicy, Member, Membership, Role};
+use ordergate_domain::staff::{Account, Device, LoginPolicy, Member, Membership, Role};
 use uuid::Uuid;
 
 use super::concurrency::all_at_once;
 use super::helpers::*;
-use crate::Store;
+use crate::{Owned, Store};
 
 fn account(username: &str) -> Account {
     Account {
@@ -178,15 +178,125 @@ pub async fn staff_tokens_sign_in_until_they_expire_or_are_revoked(store: &dyn S
     );
     assert_eq!(ok(store.staff_token("another", instant()).await), None);
 
+    let second = new_shop(store).await;
+    ok(store
+        .add_member(
+            second.shop_id,
+            kai.username.clone(),
+            None,
+            Role::Kitchen,
+            instant(),
+        )
+        .await);
     ok(store.remove_member(shop.shop_id, kai.account_id).await);
+    let kitchen = vec![Membership {
+        shop_id: second.shop_id,
+        role: Role::Kitchen,
+    }];
     assert_eq!(
         ok(store.staff_token(&digest, instant()).await),
-        Some((kai.clone(), vec![])),
-        "signed in, and a member of nothing"
+        Some((kai.clone(), kitchen)),
+        "still signed in, to the shop it is still a member of"
     );
-    ok(store.revoke_staff_token(&digest).await);
-    assert_eq!(ok(store.staff_token(&digest, instant()).await), None);
-    ok(store.revoke_staff_token(&digest).await);
+    ok(store.remove_member(second.shop_id, kai.account_id).await);
+    assert_eq!(
+        ok(store.staff_token(&digest, instant()).await),
+        None,
+        "a member of no shop is signed out"
+    );
+
+    let again = format!("digest-{}", Uuid::new_v4());
+    ok(store
+        .create_staff_token(again.clone(), kai.account_id, instant(), expires_at)
+        .await);
+    assert!(ok(store.staff_token(&again, instant()).await).is_some());
+    ok(store.revoke_staff_token(&again).await);
+    assert_eq!(ok(store.staff_token(&again, instant()).await), None);
+    ok(store.revoke_staff_token(&again).await);
+}
+
+pub async fn devices_sign_in_until_revoked_in_their_own_shop(store: &dyn Store) {
+    let (shop, other) = (new_shop(store).await, new_shop(store).await);
+    let device = |shop_id: Uuid, name: &str, at: i64| Device {
+        device_id: Uuid::new_v4(),
+        shop_id,
+        name: name.into(),
+        role: Role::Kitchen,
+        created_at: instant() + secs(at),
+    };
+    let pass = device(shop.shop_id, "Pass", 0);
+    let tablet = Device {
+        role: Role::Floor,
+        ..device(shop.shop_id, "Tablet", 1)
+    };
+    let theirs = device(other.shop_id, "Pass", 0);
+    for (device, digest) in [(&pass, "pass"), (&tablet, "tablet"), (&theirs, "theirs")] {
+        let digest = format!("{digest}-{}", device.device_id);
+        ok(store.create_device(device.clone(), digest).await);
+    }
+    assert_eq!(
+        ok(store.devices(shop.shop_id).await),
+        vec![pass.clone(), tablet.clone()],
+        "oldest first, this shop's only"
+    );
+    let pass_digest = format!("pass-{}", pass.device_id);
+    assert_eq!(
+        ok(store.device_token(&pass_digest).await),
+        Some(pass.clone())
+    );
+    assert_eq!(ok(store.device_token("nobody's").await), None);
+
+    // Revoked only in its own shop.
+    assert_eq!(
+        rejected(store.revoke_device(other.shop_id, pass.device_id).await),
+        Rejection::NotFound("device")
+    );
+    ok(store.revoke_device(shop.shop_id, pass.device_id).await);
+    assert_eq!(ok(store.device_token(&pass_digest).await), None);
+    assert_eq!(ok(store.devices(shop.shop_id).await), vec![tablet]);
+    assert_eq!(
+        rejected(store.revoke_device(shop.shop_id, pass.device_id).await),
+        Rejection::NotFound("device")
+    );
+    assert_eq!(
+        rejected(store.devices(Uuid::new_v4()).await),
+        Rejection::NotFound("shop")
+    );
+    let stray = device(Uuid::new_v4(), "Stray", 0);
+    assert_eq!(
+        rejected(store.create_device(stray, "stray".into()).await),
+        Rejection::NotFound("shop")
+    );
+}
+
+pub async fn every_owned_resource_knows_its_shop(store: &dyn Store) {
+    let p = published(store).await;
+    let session = open_table(store, p.shop_id, "T1").await;
+    let order = placed(
+        store
+            .place(staff_order(
+                session.session_id,
+                simple_order(p.curry, 1),
+                instant(),
+            ))
+            .await,
+    );
+    for owned in [
+        Owned::Session(session.session_id),
+        Owned::Order(order.order_id),
+    ] {
+        assert_eq!(ok(store.shop_of(owned).await), Some(p.shop_id), "{owned:?}");
+    }
+    // The others' rows are each checked over HTTP (the matrix of
+    // crates/server/tests/api/authorization.rs names one of each).
+    for missing in [
+        Owned::Session(Uuid::new_v4()),
+        Owned::Order(Uuid::new_v4()),
+        Owned::Printer(Uuid::new_v4()),
+        Owned::ServiceRequest(Uuid::new_v4()),
+    ] {
+        assert_eq!(ok(store.shop_of(missing).await), None, "{missing:?}");
+    }
 }
 
 fn policy() -> LoginPolicy {

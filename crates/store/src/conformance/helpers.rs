@@ -392,7 +392,9 @@ pub(super) fn staff_order(session_id: Uuid, order: ValidOrder, now: Timestamp) -
     PlaceOrder {
         order_id: Uuid::now_v7(),
         session_id,
-        caller: Caller::Staff,
+        caller: Caller::Staff {
+            actor: STAFF.to_owned(),
+        },
         claim: None,
         order,
         rules: order_rules(),
@@ -460,7 +462,7 @@ pub(super) fn placed_order(
         Caller::Guest { client_id, .. } => {
             (OrderSource::Guest, Some(client_id.as_str().to_owned()))
         }
-        Caller::Staff => (OrderSource::Staff, None),
+        Caller::Staff { .. } => (OrderSource::Staff, None),
     };
     Order {
         order_id: cmd.order_id,
@@ -546,6 +548,7 @@ pub(super) fn refusal_row(cmd: &PlaceOrder, code: &str, status: u16) -> AuditEnt
         code: AuditCode::parse(code).expect("an audit code"),
         idempotent_replay: false,
         order_id: None,
+        actor: cmd.caller.staff_actor().map(str::to_owned),
     }
 }
 
@@ -564,13 +567,14 @@ pub(super) fn success_row(cmd: &PlaceOrder, order_id: Uuid, replay: bool) -> Aud
         },
         idempotent_replay: replay,
         order_id: Some(order_id),
+        actor: cmd.caller.staff_actor().map(str::to_owned),
     }
 }
 
 fn caller_client(cmd: &PlaceOrder) -> Option<String> {
     match &cmd.caller {
         Caller::Guest { client_id, .. } => Some(client_id.as_str().to_owned()),
-        Caller::Staff => None,
+        Caller::Staff { .. } => None,
     }
 }
 

@@ -27,6 +27,7 @@ fn to(status: OrderStatus) -> StatusChange {
     StatusChange {
         status,
         expected_version: None,
+        actor: STAFF.into(),
     }
 }
 
@@ -34,6 +35,7 @@ fn to_at(status: OrderStatus, version: i64) -> StatusChange {
     StatusChange {
         status,
         expected_version: Some(version),
+        actor: STAFF.into(),
     }
 }
 

@@ -245,6 +245,8 @@ macro_rules! conformance_tests {
                 a_reprint_is_an_event_of_the_printers_shop_for_its_order,
                 members_join_by_a_new_or_an_existing_account_and_leave,
                 staff_tokens_sign_in_until_they_expire_or_are_revoked,
+                devices_sign_in_until_revoked_in_their_own_shop,
+                every_owned_resource_knows_its_shop,
                 login_attempts_are_counted_per_subject_in_a_window,
             ];
             shared_checks: [

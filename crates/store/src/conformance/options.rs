@@ -326,6 +326,7 @@ pub async fn order_tracked_options_are_taken_short_named_and_given_back(store: &
             StatusChange {
                 status: OrderStatus::Cancelled,
                 expected_version: None,
+                actor: STAFF.into(),
             },
             t + secs(3),
         )

@@ -512,7 +512,7 @@ pub async fn staff_orders_skip_the_guest_rules(store: &dyn Store) {
     let replay = replayed(store.place(retry(&keyed, t + secs(3))).await);
     assert_eq!(replay.order_id, keyed.order_id);
     assert_eq!(replay.response, fresh.response.replayed());
-    assert!(matches!(keyed.caller, Caller::Staff));
+    assert!(matches!(keyed.caller, Caller::Staff { .. }));
     assert_eq!(
         session_order_ids(store, session.session_id).await,
         [keyed.order_id, b.order_id, a.order_id]

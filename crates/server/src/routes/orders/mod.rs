@@ -16,6 +16,7 @@ use ordergate_domain::order::admission::Caller;
 use ordergate_domain::order::{Order, OrderRequest};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::session::GuestProof;
+use ordergate_domain::staff::Duty;
 use ordergate_store::Claim;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -23,8 +24,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::accounts::{Allowed, duty};
 use crate::app::AppState;
-use crate::auth::{Credential, StaffAuth, check_guest_token, judge_pin, session_access};
+use crate::auth::{Credential, check_guest_token, judge_pin, session_access};
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::idempotency::{KEY_HEADER, Sent, StaffOperation, header_text, key_error, staff_claim};
@@ -277,7 +279,7 @@ fn client_id_error(code: ErrorCode) -> ApiError {
 #[tracing::instrument(skip_all, fields(%session_id))]
 async fn place_staff_order(
     State(state): State<AppState>,
-    _: StaffAuth,
+    allowed: Allowed<duty::Sessions>,
     ApiPath(session_id): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(request): ApiJson<OrderRequest>,
@@ -297,7 +299,9 @@ async fn place_staff_order(
     place(
         &state,
         session_id,
-        Caller::Staff,
+        Caller::Staff {
+            actor: allowed.actor().label(),
+        },
         claim,
         order,
         &request_id,
@@ -326,7 +330,7 @@ async fn session_orders(
     ApiQuery(query): ApiQuery<LimitQuery>,
 ) -> Result<Json<OrderList>, ApiError> {
     let limit = Limit::parse(query.limit.as_deref(), Limit::ORDER_HISTORY);
-    session_access(&state, &headers, address, session_id).await?;
+    session_access(&state, &headers, address, session_id, Duty::Sessions).await?;
     let orders = state.store().session_orders(session_id, limit?).await?;
     Ok(Json(OrderList { orders }))
 }
@@ -344,7 +348,7 @@ async fn session_orders(
 #[tracing::instrument(skip_all, fields(%order_id))]
 async fn get_order(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Kitchen>,
     ApiPath(order_id): ApiPath<Uuid>,
 ) -> Result<Json<Order>, ApiError> {
     let order = state.store().get_order(order_id).await?;
@@ -364,7 +368,7 @@ async fn get_order(
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn audit_log(
     State(state): State<AppState>,
-    _: StaffAuth,
+    _: Allowed<duty::Audit>,
     ApiPath(shop_id): ApiPath<Uuid>,
     ApiQuery(query): ApiQuery<LimitQuery>,
 ) -> Result<Json<AuditLog>, ApiError> {

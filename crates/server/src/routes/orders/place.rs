@@ -63,7 +63,7 @@ pub(super) async fn place(
     };
     let guest = match &command.caller {
         Caller::Guest { client_id, .. } => Some(client_id.clone()),
-        Caller::Staff => None,
+        Caller::Staff { .. } => None,
     };
     let place_now = || async {
         if let Some(sent) = committed_replay(state, &command).await? {
