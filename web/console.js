@@ -1,5 +1,7 @@
 // Shared code of the two staff pages (kitchen display and staff console):
-// the staff token (asked once, kept in sessionStorage), calls to the API with
+// signing in (a username and password, or a token: the administrator's or a
+// device's; see withStaffSignIn), what the credential may do in this shop
+// (GET /auth/me), calls to the API with
 // problem+json errors, idempotency keys per intended change, the shop's live
 // event stream with its connection indicator, small formatting helpers, what
 // a device remembers (localStorage), the chime (Chime) and the tables
@@ -13,10 +15,21 @@
 // These helpers touch no browser global, so Node can test them.
 //
 // Test hooks shared by both pages (see kitchen.js and staff.js for the rest):
-//   #token-form            the "staff token" form (shown while no token is known)
-//   #token-input           its password field; #token-error its message
-//   #app                   the page body proper (hidden until a token works)
-//   #sign-out              forgets the token and shows the form again
+//   #sign-in               the sign-in section (shown while signed out), with
+//                          #sign-in-message (role=alert: why it is shown, such
+//                          as "this display was signed out")
+//   #login-form            username and password: #username-input,
+//                          #password-input, #login-error (LOGIN_FAILED, LOGIN_LOCKED)
+//   #token-form            a token instead (the administrator's, or a device's):
+//                          #token-input, #token-error
+//   #app                   the page body proper (hidden until a credential works)
+//   #signed-in-as          who is signed in ("rin · floor", "Pass display ·
+//                          kitchen", "administrator"): data-kind (admin |
+//                          account | device), data-role
+//   #sign-out              signs out (the token is revoked) and shows the form
+//   A page opened as …#device=<token> (the QR code the console shows for a
+//   new device) signs in with that device token, keeps it in localStorage
+//   (a display stays signed in across restarts) and drops it from the URL.
 //   #shop-name             the shop's name once loaded
 //   #connection            live-stream indicator (hidden while signed out);
 //                          data-state is one of
@@ -36,6 +49,9 @@
 //                          while the browser keeps the audio suspended.
 
 const TOKEN_KEY = 'ordergate.staffToken';
+// A device's token outlives the tab: a kitchen display is switched off and on.
+const DEVICE_KEY = 'ordergate.deviceToken';
+const DEVICE_PREFIX = 'og_device_';
 
 /** The shop id from `/kitchen/{shopId}` or `/staff/{shopId}`. */
 export function shopIdFromPath() {
@@ -45,15 +61,17 @@ export function shopIdFromPath() {
 
 export function getToken() {
   try {
-    return sessionStorage.getItem(TOKEN_KEY) || '';
+    return sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(DEVICE_KEY) || '';
   } catch {
     return '';
   }
 }
 
 function setToken(token) {
+  clearToken();
   try {
-    sessionStorage.setItem(TOKEN_KEY, token);
+    if (token.startsWith(DEVICE_PREFIX)) localStorage.setItem(DEVICE_KEY, token);
+    else sessionStorage.setItem(TOKEN_KEY, token);
   } catch {
     // Storage refused (private mode quota): the token lives in memory only.
   }
@@ -63,6 +81,7 @@ function setToken(token) {
 export function clearToken() {
   try {
     sessionStorage.removeItem(TOKEN_KEY);
+    localStorage.removeItem(DEVICE_KEY);
   } catch {
     // nothing to clear
   }
@@ -263,84 +282,178 @@ export function clearProblem(source) {
   if (el && el.textContent && el.dataset.source === source) showProblem(null);
 }
 
+/** Every duty, for the administrator (who may do everything). */
+const ALL_DUTIES = [
+  'settings',
+  'staff',
+  'devices',
+  'catalog',
+  'inventory',
+  'tables',
+  'sessions',
+  'kitchen',
+  'service',
+  'printers',
+  'audit',
+];
+
 /**
- * Ask for the staff token once (unless this tab has one), check it against
- * `probe` (an API path that needs it) and call `start` once it works. A 401
- * later shows the form again with the server's detail.
+ * What a `GET /auth/me` answer may do in `shopId`: {kind, role, name, may}
+ * (`may` a Set of duties), or null when it has no role there.
  */
-export function withStaffToken({ probe, start, stop }) {
-  const form = document.getElementById('token-form');
-  const input = document.getElementById('token-input');
-  const error = document.getElementById('token-error');
+export function rightsIn(me, shopId) {
+  if (me.kind === 'admin') return { kind: 'admin', role: null, name: 'administrator', may: new Set(ALL_DUTIES) };
+  const shop = (me.shops || []).find((s) => s.shopId === shopId);
+  if (!shop) return null;
+  const name = me.kind === 'device' ? me.device.name : me.account.username;
+  return { kind: me.kind, role: shop.role, name, may: new Set(shop.may) };
+}
+
+/** A device token from the URL's `#device=…`, taken out of the URL. */
+function tokenFromLink() {
+  const match = /(?:^#|&)device=([^&]+)/.exec(location.hash);
+  if (!match) return '';
+  history.replaceState(null, '', location.pathname + location.search);
+  return decodeURIComponent(match[1]);
+}
+
+/**
+ * Sign in once (unless this tab or device is signed in): a username and
+ * password, or a token. The credential must have a role in `shopId`;
+ * `start(rights)` is then called with what it may do there (see
+ * rightsIn). A 401 later shows the sign-in again with the server's word.
+ */
+export function withStaffSignIn({ shopId, start, stop }) {
+  const section = document.getElementById('sign-in');
+  const message = document.getElementById('sign-in-message');
+  const login = document.getElementById('login-form');
+  const tokenForm = document.getElementById('token-form');
+  const tokenInput = document.getElementById('token-input');
+  const tokenError = document.getElementById('token-error');
+  const loginError = document.getElementById('login-error');
   const app = document.getElementById('app');
   const signOut = document.getElementById('sign-out');
+  const signedInAs = document.getElementById('signed-in-as');
   const connection = document.getElementById('connection');
   let running = false;
+  let rights = null;
 
-  function showForm(message) {
+  function say(el, text) {
+    el.textContent = text || '';
+    el.hidden = !text;
+  }
+
+  function showForm(why) {
     if (running) {
       running = false;
       stop();
     }
+    rights = null;
     app.hidden = true;
-    form.hidden = false;
+    section.hidden = false;
     signOut.hidden = true;
+    signedInAs.hidden = true;
     if (connection) connection.hidden = true;
-    error.textContent = message || '';
-    error.hidden = !message;
-    input.setAttribute('aria-invalid', message ? 'true' : 'false');
-    input.focus();
+    say(message, why);
+    document.getElementById('username-input').focus();
   }
 
-  async function tryToken() {
-    const submit = form.querySelector('button[type=submit]');
-    submit.disabled = true;
+  async function tryToken(errorEl) {
+    const buttons = section.querySelectorAll('button[type=submit]');
+    for (const b of buttons) b.disabled = true;
     try {
-      await api(probe);
+      const me = await api('/api/v1/auth/me');
+      rights = rightsIn(me, shopId);
+      if (!rights) {
+        clearToken();
+        showForm('');
+        say(errorEl, 'Signed in, but with no role in this shop. Ask its owner to add you.');
+        return;
+      }
       showProblem(null);
-      form.hidden = true;
+      section.hidden = true;
       app.hidden = false;
       signOut.hidden = false;
+      signedInAs.hidden = false;
+      signedInAs.textContent = rights.role ? `${rights.name} · ${rights.role}` : rights.name;
+      signedInAs.dataset.kind = rights.kind;
+      signedInAs.dataset.role = rights.role || '';
       if (connection) connection.hidden = false;
-      error.hidden = true;
+      say(loginError, '');
+      say(tokenError, '');
       running = true;
-      await start();
+      await start(rights);
     } catch (err) {
       if (err instanceof ApiProblem && err.status === 401) return; // form shown
-      if (!running) showForm(problemText(err));
-      else showProblem(err);
+      if (!running) {
+        showForm('');
+        say(errorEl, problemText(err));
+      } else showProblem(err);
     } finally {
-      submit.disabled = false;
+      for (const b of buttons) b.disabled = false;
     }
   }
 
   onUnauthorized = (problem) => {
+    const device = currentToken().startsWith(DEVICE_PREFIX);
     clearToken();
-    showForm(problem.detail || 'The staff token was refused.');
+    const why = device
+      ? `This device was signed out (${problem.detail || 'its token was refused'}). Ask a manager for a new device link.`
+      : problem.detail || 'The credential was refused.';
+    showForm(why);
   };
 
   const dismiss = document.getElementById('problem-dismiss');
   if (dismiss) dismiss.addEventListener('click', () => showProblem(null));
 
-  form.addEventListener('submit', (event) => {
+  login.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const token = input.value.trim();
-    if (!token) {
-      showForm('Enter the staff token.');
+    const username = document.getElementById('username-input').value.trim();
+    const password = document.getElementById('password-input');
+    if (!username || !password.value) {
+      say(loginError, 'Enter your username and password.');
       return;
     }
-    setToken(token);
-    input.value = '';
-    tryToken();
+    say(message, '');
+    try {
+      const signedIn = await api('/api/v1/auth/login', {
+        method: 'POST',
+        body: { username, password: password.value },
+        auth: false,
+      });
+      password.value = '';
+      setToken(signedIn.token);
+      await tryToken(loginError);
+    } catch (err) {
+      say(loginError, problemText(err));
+    }
   });
 
-  signOut.addEventListener('click', () => {
+  tokenForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const token = tokenInput.value.trim();
+    if (!token) {
+      say(tokenError, 'Enter the token.');
+      return;
+    }
+    say(message, '');
+    setToken(token);
+    tokenInput.value = '';
+    tryToken(tokenError);
+  });
+
+  signOut.addEventListener('click', async () => {
+    const wasAdmin = rights && rights.kind === 'admin';
+    // The administrator's token is configuration: it is only forgotten here.
+    if (!wasAdmin) await api('/api/v1/auth/logout', { method: 'POST' }).catch(() => {});
     clearToken();
     showForm('');
-    announce('Signed out. The staff token was forgotten in this tab.');
+    announce('Signed out.');
   });
 
-  if (currentToken()) tryToken();
+  const linked = tokenFromLink();
+  if (linked) setToken(linked);
+  if (currentToken()) tryToken(tokenError);
   else showForm('');
 }
 
@@ -540,7 +653,8 @@ export class LiveStream {
     this.shopId = shopId;
     this.events = events;
     this.resync = resync;
-    this.probe = probe;
+    // What shows whether the credential still works: any credential may ask.
+    this.probe = probe || '/api/v1/auth/me';
     this.es = null;
     this.lastEventId = null;
     this.state = 'connecting';
@@ -741,7 +855,9 @@ export class Chime {
     const unlock = () => this.unlock();
     document.addEventListener('pointerdown', unlock, { capture: true });
     document.addEventListener('keydown', unlock, { capture: true });
-    document.getElementById('token-form')?.addEventListener('submit', unlock, { capture: true });
+    for (const id of ['login-form', 'token-form']) {
+      document.getElementById(id)?.addEventListener('submit', unlock, { capture: true });
+    }
     this.update();
   }
 

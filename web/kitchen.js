@@ -18,8 +18,8 @@
 // age thresholds, the layout this screen keeps, the settings dialog); the
 // chime is console.js's, shared with the staff console.
 //
-// Test hooks (plus the shared ones listed in console.js: #token-form,
-// #token-input, #token-error, #app, #sign-out, #shop-name, #connection
+// Test hooks (plus the shared ones listed in console.js: #sign-in,
+// #login-form, #token-form, #app, #signed-in-as, #sign-out, #shop-name, #connection
 // [data-state], #announcer, #problem):
 //   #board                        the board; data-layout = flow | columns
 //   section[data-column=STATUS]   a status (placed, accepted, preparing,
@@ -103,7 +103,7 @@ import {
   serverNow,
   shopIdFromPath,
   showProblem,
-  withStaffToken,
+  withStaffSignIn,
 } from './console.js';
 import { allDayCounts, renderAllDay } from './kitchen-allday.js';
 import { Keyboard } from './kitchen-keys.js';
@@ -178,8 +178,8 @@ const stream = new LiveStream({
   resync: () => Promise.all([reconcile(), service.load()]),
 });
 
-withStaffToken({
-  probe: `${ordersPath}?status=placed&limit=1`,
+withStaffSignIn({
+  shopId,
   start: async () => {
     await readShop();
     await stations.load();

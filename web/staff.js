@@ -19,11 +19,12 @@
 // closed tables, the table card), staff-order.js with staff-order-draft.js
 // (staff-entered orders), staff-bill.js (the bill), staff-inventory.js,
 // staff-audit.js, staff-kitchen.js (kitchen settings), staff-printers.js
-// (kitchen printers: their state, adding, removing, reprints); staff-dom.js and
+// (kitchen printers: their state, adding, removing, reprints), staff-team.js
+// (staff accounts and devices); staff-dom.js and
 // staff-qr.js are small helpers they share.
 //
-// Test hooks (plus the shared ones listed in console.js: #token-form,
-// #token-input, #token-error, #app, #sign-out, #shop-name, #connection
+// Test hooks (plus the shared ones listed in console.js: #sign-in,
+// #login-form, #token-form, #app, #signed-in-as, #sign-out, #shop-name, #connection
 // [data-state], #announcer, #problem, button#sound-toggle, #sound-hint —
 // the console's mute is kept in localStorage ordergate.staff.muted):
 //   Tables calling
@@ -151,6 +152,24 @@
 //                          value = orderId, data-ticket), #reprint-printer,
 //                          #reprint-submit; #reprint-status[data-kind=ok|error]
 //                          ("Queued: ticket #12 on Grill.")
+//   Staff and devices (#team; its halves #members-part for owners,
+//   #devices-part for owners and managers)
+//   #member-list tr[data-account-id]  a member: data-username, data-role;
+//                          button[data-action=remove] (asks to confirm);
+//                          [data-role=row-message] (data-kind=error on a refusal)
+//   #member-form: #member-username, #member-password (only for a new
+//                          account), #member-role, its submit; #member-error
+//   #device-list tr[data-device-id]   a device: data-device-name, data-role
+//                          (kitchen | floor); button[data-action=revoke]
+//                          (asks to confirm); [data-role=row-message]
+//   #device-form: #device-name, #device-role, its submit; #device-error
+//   #device-token-card     the new device's sign-in, shown once: data-device-id;
+//                          #device-qr (data-link, with its svg), #device-link
+//                          (the link, read-only), #device-link-copy,
+//                          #device-token-done
+//   Roles: only the sections the credential's role may use are shown, and
+//   their nav links; a section's hash it may not open shows
+//   #not-allowed (#not-allowed-text says whose role cannot) instead.
 //   Menu editor (its own hooks are listed at the top of menu-editor.js)
 //   #menu-link             the nav link to the editor's view (#menu); aria-current
 //                          on the link of the view shown
@@ -168,7 +187,7 @@ import {
   problemText,
   shopIdFromPath,
   showProblem,
-  withStaffToken,
+  withStaffSignIn,
 } from './console.js';
 import { createMenuEditor } from './menu-editor.js';
 import { createAudit } from './staff-audit.js';
@@ -181,6 +200,7 @@ import { createPrinters } from './staff-printers.js';
 import { createStaffOrder } from './staff-order.js';
 import { createService } from './staff-service.js';
 import { createSessions } from './staff-sessions.js';
+import { createTeam } from './staff-team.js';
 
 const shopId = shopIdFromPath();
 const shopPath = `/api/v1/shops/${encodeURIComponent(shopId)}`;
@@ -190,6 +210,10 @@ let money = moneyFormatter('USD');
 let languages = ['en'];
 /** Sessions by id (open and recently closed): the tables, the floor, the bill and the audit read them. */
 const sessions = new Map();
+
+/** What the signed-in credential may do here (console.js rightsIn); null while signed out. */
+let rights = null;
+const may = (duty) => Boolean(rights && rights.may.has(duty));
 
 const chime = new Chime({ mutedKey: 'ordergate.staff.muted', what: 'each table calling', preview: 'service' });
 const refreshTablesSoon = debounce(() => loadTables(), 300);
@@ -233,19 +257,21 @@ const inventory = createInventory({ shopPath, keys });
 const audit = createAudit({ shopPath, sessions });
 const kitchen = createKitchenSettings({ shopPath, applyShop });
 const printers = createPrinters({ shopPath, keys });
+const team = createTeam({ shopId, shopPath, rights: () => rights });
 
 const stream = new LiveStream({
   shopId,
-  probe: `${shopPath}/inventory`,
   events: {
     'stock.changed': (change) => {
-      inventory.applyStockChange(change);
-      inventory.refreshSoon();
+      if (may('inventory')) {
+        inventory.applyStockChange(change);
+        inventory.refreshSoon();
+      }
       staffOrder.menuChanged();
     },
-    'session.opened': () => refreshTablesSoon(),
-    'session.closed': () => refreshTablesSoon(),
-    'order.placed': () => audit.refreshSoon(),
+    'session.opened': () => may('sessions') && refreshTablesSoon(),
+    'session.closed': () => may('sessions') && refreshTablesSoon(),
+    'order.placed': () => may('audit') && audit.refreshSoon(),
     'service.requested': (req) => service.requested(req),
     'service.acknowledged': (req) => service.acknowledged(req),
     // A catalog save or a shop PATCH (languages, kitchen settings).
@@ -254,7 +280,15 @@ const stream = new LiveStream({
       staffOrder.menuChanged();
     },
   },
-  resync: () => Promise.all([inventory.load(), loadTables().then(audit.load), service.load(), printers.load()]),
+  resync: () =>
+    Promise.all([
+      may('inventory') && inventory.load(),
+      may('sessions') && loadTables().then(() => may('audit') && audit.load()),
+      !may('sessions') && may('audit') && audit.load(),
+      service.load(),
+      may('printers') && printers.load(),
+      (may('staff') || may('devices')) && team.load(),
+    ]),
 });
 
 $('kitchen-link').href = `/kitchen/${encodeURIComponent(shopId)}`;
@@ -262,14 +296,19 @@ $('kitchen-link').href = `/kitchen/${encodeURIComponent(shopId)}`;
 // A saved menu may add or retire items: the inventory follows.
 const menuEditor = createMenuEditor({ shopId, onSaved: () => inventory.refreshSoon() });
 
-withStaffToken({
-  probe: `${shopPath}/inventory`,
-  start: async () => {
+withStaffSignIn({
+  shopId,
+  start: async (signedIn) => {
+    rights = signedIn;
+    showView();
     await readShop();
     stream.start();
-    menuEditor.start();
+    if (may('catalog')) menuEditor.start();
   },
-  stop: () => stream.stop(),
+  stop: () => {
+    stream.stop();
+    rights = null;
+  },
 });
 
 /** The shop: its currency, its languages (the QR cards say them) and the kitchen's settings. */
@@ -296,23 +335,69 @@ async function loadTables() {
 
 // ---------------------------------------------------------------- views
 
-const SERVICE_SECTIONS = ['tables', 'inventory', 'audit', 'kitchen', 'printers'];
+const SERVICE_SECTIONS = ['tables', 'inventory', 'audit', 'kitchen', 'printers', 'team'];
 
-/** #menu shows the menu editor alone; any other hash the service sections. */
+/** The duties of which a section needs one; the roles that have them are in docs/api.md. */
+const SECTION_DUTIES = {
+  tables: ['tables', 'sessions'],
+  inventory: ['inventory'],
+  audit: ['audit'],
+  kitchen: ['settings'],
+  printers: ['printers'],
+  team: ['staff', 'devices'],
+  menu: ['catalog'],
+};
+
+const SECTION_NAMES = {
+  tables: 'the tables',
+  inventory: 'the inventory',
+  audit: 'the order audit',
+  kitchen: 'the kitchen settings',
+  printers: 'the printers',
+  team: 'the staff and devices',
+  menu: 'the menu editor',
+};
+
+/** Whether the signed-in credential may see section `id` (everything before sign-in: the page is hidden). */
+function allowed(id) {
+  return !rights || SECTION_DUTIES[id].some(may);
+}
+
+/**
+ * #menu shows the menu editor alone; any other hash the service sections.
+ * Only what the credential's role may do is shown: its nav links too. A
+ * section it may not see, asked for by its hash, says so instead.
+ */
 function showView(moved = false) {
-  const menu = location.hash === '#menu';
-  for (const id of SERVICE_SECTIONS) $(id).hidden = menu;
+  const wanted = location.hash.slice(1);
+  const refused = SECTION_DUTIES[wanted] && !allowed(wanted);
+  const menu = wanted === 'menu' && !refused;
+  for (const id of SERVICE_SECTIONS) $(id).hidden = menu || refused || !allowed(id);
   $('menu').hidden = !menu;
+  $('not-allowed').hidden = !refused;
+  if (refused) {
+    const role = rights.role ? `A ${rights.role} account` : 'This credential';
+    $('not-allowed-text').textContent =
+      `${role} cannot open ${SECTION_NAMES[wanted]}. Ask the shop's owner or a manager if you need it.`;
+  }
+  for (const a of document.querySelectorAll('.topbar-nav a[href^="#"]')) {
+    const section = a.getAttribute('href').slice(1);
+    a.hidden = Boolean(SECTION_DUTIES[section]) && !allowed(section);
+  }
   for (const a of document.querySelectorAll('.topbar-nav a[href^="#"]')) {
     const current = menu ? a.getAttribute('href') === '#menu' : a.getAttribute('href') === location.hash;
     if (current) a.setAttribute('aria-current', menu ? 'page' : 'location');
     else a.removeAttribute('aria-current');
   }
-  menuEditor.setVisible(menu);
-  if (!menu) printers.shown();
+  if (may('catalog')) menuEditor.setVisible(menu);
+  if (!menu && may('printers')) printers.shown();
   if (!moved) return;
   // The target was hidden when the link was followed: go to it now.
-  const target = menu ? $('menu') : SERVICE_SECTIONS.includes(location.hash.slice(1)) && $(location.hash.slice(1));
+  const target = refused
+    ? $('not-allowed')
+    : menu
+      ? $('menu')
+      : SERVICE_SECTIONS.includes(wanted) && $(wanted);
   if (target) {
     target.scrollIntoView({ block: 'start' });
     target.focus({ preventScroll: true });
@@ -329,10 +414,10 @@ new ResizeObserver(() => {
 // Every 30 s: ages (tables, calls) and 86 marks that ran out.
 setInterval(() => {
   if ($('app').hidden) return;
-  tables.render();
+  if (may('sessions')) tables.render();
   service.tick();
-  inventory.tick();
+  if (may('inventory')) inventory.tick();
 }, 30_000);
 setInterval(() => {
-  if (!$('app').hidden) loadTables();
+  if (!$('app').hidden && may('sessions')) loadTables();
 }, 15_000);

@@ -230,7 +230,9 @@ describe('issue 16 in one service: from the menu editor to the kitchen', () => {
       assert.equal(s.addDisabled, true, 'Add is disabled until a doneness is chosen');
       assert.equal(s.reason, `${STEAK.doneness.ja}を1つお選びください。`);
       assert.equal(s.describedBy, 'sheet-reason', 'the reason is tied to the button');
-      // Shown, on the phone's screen, next to the button.
+      // Shown, on the phone's screen, next to the button, once the sheet
+      // has slid up (it rises 2rem as it opens).
+      await guest.locator('#item-sheet').evaluate((el) => Promise.all(el.getAnimations().map((a) => a.finished)));
       const phone = guest.viewportSize();
       for (const id of ['sheet-reason', 'sheet-add']) {
         const box = await guest.locator(`#${id}`).boundingBox();

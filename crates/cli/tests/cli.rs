@@ -217,6 +217,37 @@ fn demo_seeds_a_diner_and_starts_fresh_every_time() {
             &[("Authorization", &format!("Bearer {}", var("TOKEN")))],
         );
         assert_eq!(status, 200);
+
+        // Its staff sign in with the printed password, one account per
+        // role; its pass display with the printed device link.
+        let printed = |prefix: &str| {
+            demo.printed
+                .iter()
+                .find_map(|line| line.trim().strip_prefix(prefix).map(str::to_owned))
+                .unwrap_or_else(|| panic!("no {prefix:?} line in {:?}", demo.printed))
+        };
+        let sign_in = printed("sign in as");
+        let password = sign_in
+            .rsplit_once("(password ")
+            .and_then(|(_, rest)| rest.strip_suffix(')'))
+            .unwrap();
+        let login = reqwest::Client::new()
+            .post(format!("{base}/api/v1/auth/login"))
+            .json(&serde_json::json!({"username": "floor", "password": password}));
+        let (status, signed_in) = send(login, &[]);
+        assert_eq!(status, 200, "{signed_in}");
+        assert_eq!(signed_in["memberships"][0]["role"], "floor");
+        let display = printed("pass display");
+        let device_token = display
+            .split_once("#device=")
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .unwrap();
+        let bearer = format!("Bearer {device_token}");
+        let (status, me) = get(
+            &format!("{base}/api/v1/auth/me"),
+            &[("Authorization", &bearer)],
+        );
+        assert_eq!((status, me["kind"].as_str()), (200, Some("device")));
         assert!(demo.terminate());
     }
 }

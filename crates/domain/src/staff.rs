@@ -210,6 +210,24 @@ pub enum Duty {
 }
 
 impl Duty {
+    /// The name the API gives it (`GET /auth/me` lists what a role may).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Duty::Settings => "settings",
+            Duty::Staff => "staff",
+            Duty::Devices => "devices",
+            Duty::Catalog => "catalog",
+            Duty::Inventory => "inventory",
+            Duty::Tables => "tables",
+            Duty::Sessions => "sessions",
+            Duty::Kitchen => "kitchen",
+            Duty::Service => "service",
+            Duty::Printers => "printers",
+            Duty::Audit => "audit",
+            Duty::Platform => "platform",
+        }
+    }
+
     pub const ALL: [Duty; 12] = [
         Duty::Settings,
         Duty::Staff,

@@ -13,6 +13,8 @@ use ordergate_domain::catalog::{Catalog, CatalogInput};
 use ordergate_domain::inventory::InventoryUpdate;
 use ordergate_domain::session::{Session, SessionStatus, generate_pin};
 use ordergate_domain::shop::{NewShop, Shop};
+use ordergate_domain::staff::{Account, Device, Role, generate_device_token, staff_token_digest};
+use ordergate_server::accounts::hash_password;
 use ordergate_server::{Settings, open_store, serve};
 use ordergate_store::Store;
 use tokio::net::TcpListener;
@@ -41,7 +43,19 @@ pub struct DemoArgs {
 struct Seeded {
     shop_id: Uuid,
     tables: Vec<Session>,
+    /// The password of the demo's accounts (one per role).
+    password: String,
+    /// The kitchen display's device token.
+    display_token: String,
 }
+
+/// The demo's staff, one account per role, all with the printed password.
+const DEMO_STAFF: [(&str, Role); 4] = [
+    ("owner", Role::Owner),
+    ("manager", Role::Manager),
+    ("floor", Role::Floor),
+    ("kitchen", Role::Kitchen),
+];
 
 pub async fn run(
     args: DemoArgs,
@@ -114,9 +128,23 @@ async fn seed(store: &dyn Store) -> anyhow::Result<Seeded> {
     let [_, bacon, _, _, avocado] = topping_ids;
     track_stock(store, &shop, &catalog, bacon, avocado).await?;
     let tables = open_tables(store, shop.shop_id).await?;
+    let password = add_staff(store, shop.shop_id).await?;
+    let display_token = generate_device_token();
+    let display = Device {
+        device_id: Uuid::new_v4(),
+        shop_id: shop.shop_id,
+        name: "Pass display".into(),
+        role: Role::Kitchen,
+        created_at: ordergate_domain::now(),
+    };
+    store
+        .create_device(display, staff_token_digest(&display_token))
+        .await?;
     Ok(Seeded {
         shop_id: shop.shop_id,
         tables,
+        password,
+        display_token,
     })
 }
 
@@ -161,6 +189,28 @@ async fn track_stock(
     Ok(())
 }
 
+/// One account per role, sharing a fresh password (printed at start):
+/// signing in as each shows what that role sees.
+async fn add_staff(store: &dyn Store, shop_id: Uuid) -> anyhow::Result<String> {
+    let password = format!("demo-{}", &Uuid::new_v4().simple().to_string()[..12]);
+    let hash = hash_password(password.clone())
+        .await
+        .map_err(|_| anyhow::anyhow!("cannot hash the demo password"))?;
+    for (username, role) in DEMO_STAFF {
+        let now = ordergate_domain::now();
+        let account = Account {
+            account_id: Uuid::new_v4(),
+            username: username.into(),
+            password_hash: hash.clone(),
+            created_at: now,
+        };
+        store
+            .add_member(shop_id, username.into(), Some(account), role, now)
+            .await?;
+    }
+    Ok(password)
+}
+
 async fn open_tables(store: &dyn Store, shop_id: Uuid) -> anyhow::Result<Vec<Session>> {
     let mut tables = Vec::new();
     for label in ["T1", "T2", "T3"] {
@@ -191,7 +241,16 @@ fn print_welcome(path: &Path, base: &str, token: &str, seeded: &Seeded) {
     println!("  staff token   {token}");
     println!("  shop          {shop}");
     println!("  kitchen       {base}/kitchen/{shop}");
-    println!("  staff         {base}/staff/{shop}   (asks for the staff token)");
+    println!("  staff         {base}/staff/{shop}");
+    println!(
+        "  sign in as    {} (password {})",
+        DEMO_STAFF.map(|(name, _)| name).join(", "),
+        seeded.password
+    );
+    println!(
+        "  pass display  {base}/kitchen/{shop}#device={}   (a kitchen device, signed in)",
+        seeded.display_token
+    );
     println!("  guest menu    {base}/api/v1/shops/{shop}/menu");
     println!("  live events   {base}/api/v1/shops/{shop}/events?access_token={token}");
     println!("  tables (guest page, as in the QR code, and PIN):");

@@ -101,7 +101,9 @@ impl IntoResponse for Versioned {
     }
 }
 
-/// The active catalog (version 0 and empty until the first PUT).
+/// The active catalog (version 0 and empty until the first PUT). Every
+/// role reads it (the kitchen display takes its stations from it); owners
+/// and managers change it.
 #[utoipa::path(get, path = "/api/v1/shops/{shopId}/catalog", tag = "catalog",
     security(("staffToken" = [])),
     params(("shopId" = Uuid, Path)),
@@ -115,7 +117,7 @@ impl IntoResponse for Versioned {
 #[tracing::instrument(skip_all, fields(%shop_id))]
 async fn get_catalog(
     State(state): State<AppState>,
-    _: Allowed<duty::Catalog>,
+    _: Allowed<duty::Kitchen>,
     ApiPath(shop_id): ApiPath<Uuid>,
 ) -> Result<Versioned, ApiError> {
     Ok(Versioned(state.store().get_catalog(shop_id).await?))

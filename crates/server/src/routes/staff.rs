@@ -6,8 +6,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use ordergate_domain::staff::{
-    Account, Member, Membership, NewMember, STAFF_TOKEN_LIFETIME, account_subject, address_subject,
-    canonical_username, generate_staff_token, staff_token_digest,
+    Account, Duty, Member, Membership, NewMember, Role, STAFF_TOKEN_LIFETIME, account_subject,
+    address_subject, canonical_username, generate_staff_token, staff_token_digest,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -25,6 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(login))
         .routes(routes!(logout))
+        .routes(routes!(me))
         .routes(routes!(add_member, list_members))
         .routes(routes!(remove_member))
 }
@@ -156,6 +157,99 @@ async fn logout(State(state): State<AppState>, actor: Actor) -> Result<StatusCod
     }
     state.revoked();
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Who a credential is, and what it may do in each of its shops.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct WhoAmI {
+    /// `admin` (the platform's `--staff-token`), `account` or `device`.
+    #[schema(example = "account")]
+    kind: &'static str,
+    /// The signed-in account (accounts only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account: Option<AccountView>,
+    /// The device (devices only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device: Option<DeviceView>,
+    /// The shops it works in (none listed for the administrator, who may
+    /// do everything everywhere).
+    shops: Vec<Rights>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct DeviceView {
+    device_id: Uuid,
+    name: String,
+}
+
+/// A role in one shop and the duties it has there.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Rights {
+    shop_id: Uuid,
+    role: Role,
+    /// Of `settings`, `staff`, `devices`, `catalog`, `inventory`, `tables`,
+    /// `sessions`, `kitchen`, `service`, `printers`, `audit`.
+    #[schema(example = json!(["tables", "sessions", "kitchen", "service"]))]
+    may: Vec<&'static str>,
+}
+
+impl Rights {
+    fn of(shop_id: Uuid, role: Role) -> Rights {
+        let may = Duty::ALL
+            .into_iter()
+            .filter(|duty| role.may(*duty))
+            .map(Duty::as_str)
+            .collect();
+        Rights { shop_id, role, may }
+    }
+}
+
+/// Who the credential is and what it may do where: what the staff pages
+/// show and hide by.
+#[utoipa::path(get, path = "/api/v1/auth/me", tag = "staff",
+    security(("staffToken" = [])),
+    responses((status = 200, description = "The credential's identity and rights", body = WhoAmI)),
+)]
+#[tracing::instrument(skip_all)]
+async fn me(actor: Actor) -> Json<WhoAmI> {
+    let who = match actor {
+        Actor::Admin => WhoAmI {
+            kind: "admin",
+            account: None,
+            device: None,
+            shops: Vec::new(),
+        },
+        Actor::Account {
+            account_id,
+            username,
+            memberships,
+            ..
+        } => WhoAmI {
+            kind: "account",
+            account: Some(AccountView {
+                account_id,
+                username,
+            }),
+            device: None,
+            shops: memberships
+                .iter()
+                .map(|m| Rights::of(m.shop_id, m.role))
+                .collect(),
+        },
+        Actor::Device { device, .. } => WhoAmI {
+            kind: "device",
+            account: None,
+            shops: vec![Rights::of(device.shop_id, device.role)],
+            device: Some(DeviceView {
+                device_id: device.device_id,
+                name: device.name,
+            }),
+        },
+    };
+    Json(who)
 }
 
 /// Give an account a role in the shop (its owners, or the administrator): a

@@ -37,8 +37,9 @@ const FLOOR: May = May::Roles(&["owner", "manager", "floor"]);
 const EVERY_ROLE: May = May::Roles(&["owner", "manager", "floor", "kitchen"]);
 
 /// Every staff operation and who may call it: API.md's roles, written out.
-const MATRIX: [(&str, &str, May); 43] = [
+const MATRIX: [(&str, &str, May); 44] = [
     ("post", "/api/v1/auth/logout", May::AnyCredential),
+    ("get", "/api/v1/auth/me", May::AnyCredential),
     ("get", "/api/v1/shops", May::AnyCredential),
     ("post", "/api/v1/shops", May::Platform),
     ("get", "/metrics", May::Platform),
@@ -53,7 +54,8 @@ const MATRIX: [(&str, &str, May); 43] = [
         "/api/v1/shops/{shopId}/devices/{deviceId}",
         MANAGE,
     ),
-    ("get", "/api/v1/shops/{shopId}/catalog", MANAGE),
+    // The kitchen display reads its stations from the catalog.
+    ("get", "/api/v1/shops/{shopId}/catalog", EVERY_ROLE),
     ("put", "/api/v1/shops/{shopId}/catalog", MANAGE),
     ("post", "/api/v1/shops/{shopId}/images", MANAGE),
     ("get", "/api/v1/shops/{shopId}/inventory", MANAGE),
@@ -758,4 +760,38 @@ async fn the_audit_and_inventory_logs_name_the_account_or_device_that_acted() {
     let first = audit.last().unwrap();
     assert_eq!(first["orderId"], world.order.as_str());
     assert_eq!(first["actor"], "admin");
+}
+
+#[tokio::test]
+async fn a_credential_learns_who_it_is_and_what_it_may_do_where() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    add_member(&app, &shop, "rin", "floor").await;
+    let floor = sign_in(&app, "rin").await;
+    let display = text(&add_device(&app, &shop, "Pass", "kitchen").await, "token");
+    let me = |token: String| {
+        let app = &app;
+        async move {
+            let reply =
+                TestApp::send(send_as(app, &token, Method::GET, "/api/v1/auth/me").await).await;
+            reply.assert_status(200).clone()
+        }
+    };
+
+    let account = me(floor).await;
+    assert_eq!(account["kind"], "account");
+    assert_eq!(account["account"]["username"], "rin");
+    assert_eq!(
+        account["shops"],
+        json!([{"shopId": shop, "role": "floor", "may": ["tables", "sessions", "kitchen", "service"]}])
+    );
+    let device = me(display).await;
+    assert_eq!(device["kind"], "device");
+    assert_eq!(device["device"]["name"], "Pass");
+    assert_eq!(
+        device["shops"],
+        json!([{"shopId": shop, "role": "kitchen", "may": ["kitchen", "service"]}])
+    );
+    let admin = me(STAFF_TOKEN.to_owned()).await;
+    assert_eq!(admin, json!({"kind": "admin", "shops": []}));
 }
