@@ -86,6 +86,34 @@ pub struct NewMember {
     pub role: Role,
 }
 
+/// What is wrong with a password as a new one, if anything.
+fn password_problem(password: &str) -> Option<String> {
+    let (least, most) = PASSWORD_LENGTH;
+    let length = password.chars().count();
+    (!(least..=most).contains(&length))
+        .then(|| format!("must be {least}–{most} characters (a passphrase is best)"))
+}
+
+/// A signed-in account changing its own password.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PasswordChange {
+    pub current_password: String,
+    pub new_password: String,
+}
+
+impl PasswordChange {
+    /// The change, if the new password would do as one.
+    pub fn validate(self) -> Result<PasswordChange, crate::Rejection> {
+        let mut errors = FieldErrors::default();
+        if let Some(problem) = password_problem(&self.new_password) {
+            errors.push("newPassword", problem);
+        }
+        errors.finish(self)
+    }
+}
+
 pub const USERNAME_LENGTH: (usize, usize) = (3, 64);
 pub const PASSWORD_LENGTH: (usize, usize) = (12, 256);
 
@@ -109,14 +137,8 @@ impl NewMember {
                 format!("must be {least}–{most} of a-z, 0-9, '.', '_' and '-'"),
             );
         }
-        if let Some(password) = &self.password {
-            let (least, most) = PASSWORD_LENGTH;
-            if !(least..=most).contains(&password.chars().count()) {
-                errors.push(
-                    "password",
-                    format!("must be {least}–{most} characters (a passphrase is best)"),
-                );
-            }
+        if let Some(problem) = self.password.as_deref().and_then(password_problem) {
+            errors.push("password", problem);
         }
         self.username = username;
         errors.finish(self)

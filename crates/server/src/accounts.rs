@@ -231,6 +231,37 @@ impl FromRequestParts<AppState> for Actor {
     }
 }
 
+/// A signed-in account, for what is a person's own (their password): a
+/// device or the administrator's token is 403, judged before the body.
+pub struct SignedInAccount {
+    pub account_id: Uuid,
+    pub username: String,
+    pub token_digest: String,
+}
+
+impl FromRequestParts<AppState> for SignedInAccount {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        match Actor::of(state, &parts.headers).await? {
+            Actor::Account {
+                account_id,
+                username,
+                token_digest,
+                ..
+            } => Ok(SignedInAccount {
+                account_id,
+                username,
+                token_digest,
+            }),
+            _ => Err(ApiError::new(
+                ErrorCode::Forbidden,
+                "only an account has a password (a device or the administrator's token has none)",
+            )),
+        }
+    }
+}
+
 /// A duty a route declares as a type, for [`Allowed`].
 pub trait Declared {
     const DUTY: Duty;

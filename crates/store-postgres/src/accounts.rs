@@ -254,6 +254,28 @@ pub(crate) async fn revoke_token(
     Ok(())
 }
 
+pub(crate) async fn change_password(
+    tx: &mut Tx,
+    account_id: Uuid,
+    password_hash: &str,
+    kept: &str,
+) -> Result<(), PgError> {
+    let changed = sqlx::query("update accounts set password_hash = $2 where account_id = $1")
+        .bind(account_id)
+        .bind(password_hash)
+        .execute(tx.conn())
+        .await?;
+    if changed.rows_affected() == 0 {
+        return Err(Rejection::NotFound("account").into());
+    }
+    sqlx::query("delete from staff_tokens where account_id = $1 and token_digest <> $2")
+        .bind(account_id)
+        .bind(kept)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}
+
 fn device_from_row(row: PgRow) -> sqlx::Result<Device> {
     Ok(Device {
         device_id: row.try_get(0)?,

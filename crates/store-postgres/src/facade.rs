@@ -446,6 +446,18 @@ impl Store for PgStore {
             .await
     }
 
+    async fn change_password(
+        &self,
+        account_id: Uuid,
+        password_hash: String,
+        kept: String,
+    ) -> StoreResult<()> {
+        self.detached(
+            move |pg| async move { pg.change_password(account_id, password_hash, kept).await },
+        )
+        .await
+    }
+
     async fn create_device(&self, device: Device, token_digest: String) -> StoreResult<()> {
         self.detached(move |pg| async move { pg.create_device(device, token_digest).await })
             .await

@@ -526,6 +526,17 @@ impl Pg {
         Ok(accounts::revoke_token(&mut conn, &token_digest).await?)
     }
 
+    pub(crate) async fn change_password(
+        &self,
+        account_id: Uuid,
+        password_hash: String,
+        kept: String,
+    ) -> StoreResult<()> {
+        let mut tx = self.begin().await?;
+        let result = accounts::change_password(&mut tx, account_id, &password_hash, &kept).await;
+        self.finish(tx, result).await
+    }
+
     pub(crate) async fn create_device(
         &self,
         device: Device,

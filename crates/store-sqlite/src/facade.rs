@@ -550,6 +550,16 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn change_password(
+        &self,
+        account_id: Uuid,
+        password_hash: String,
+        kept: String,
+    ) -> StoreResult<()> {
+        self.write(move |conn| staff::change_password(conn, account_id, &password_hash, &kept))
+            .await
+    }
+
     async fn create_device(&self, device: Device, token_digest: String) -> StoreResult<()> {
         self.write(move |conn| staff::create_device(conn, &device, &token_digest))
             .await

@@ -234,6 +234,23 @@ pub(crate) fn revoke_token(conn: &Connection, token_digest: &str) -> Result<(), 
     Ok(())
 }
 
+pub(crate) fn change_password(
+    conn: &Connection,
+    account_id: Uuid,
+    password_hash: &str,
+    kept: &str,
+) -> Result<(), SqliteError> {
+    let changed = conn
+        .prepare_cached("update accounts set password_hash = ?2 where account_id = ?1")?
+        .execute(params![account_id.to_string(), password_hash])?;
+    if changed == 0 {
+        return Err(Rejection::NotFound("account").into());
+    }
+    conn.prepare_cached("delete from staff_tokens where account_id = ?1 and token_digest <> ?2")?
+        .execute(params![account_id.to_string(), kept])?;
+    Ok(())
+}
+
 fn device_from_row(row: &Row) -> rusqlite::Result<Device> {
     Ok(Device {
         device_id: uuid(row, 0)?,

@@ -400,6 +400,14 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> StoreResult<Option<(Account, Vec<Membership>)>>;
     async fn revoke_staff_token(&self, token_digest: &str) -> StoreResult<()>;
+    /// Gives the account a new password hash and signs out every one of
+    /// its tokens but `kept` (the one that changed it), in one transaction.
+    async fn change_password(
+        &self,
+        account_id: Uuid,
+        password_hash: String,
+        kept: String,
+    ) -> StoreResult<()>;
 
     /// Keeps a new device with the digest of its token.
     async fn create_device(&self, device: Device, token_digest: String) -> StoreResult<()>;

@@ -1,13 +1,16 @@
 //! Staff accounts (API v1.1): signing in and out, and each shop's members,
 //! managed by its owners (or the platform's administrator).
 
+use std::net::IpAddr;
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+use ordergate_domain::Rejection;
 use ordergate_domain::staff::{
-    Account, Duty, Member, Membership, NewMember, Role, STAFF_TOKEN_LIFETIME, account_subject,
-    address_subject, canonical_username, generate_staff_token, staff_token_digest,
+    Account, Duty, Member, Membership, NewMember, PasswordChange, Role, STAFF_TOKEN_LIFETIME,
+    account_subject, address_subject, canonical_username, generate_staff_token, staff_token_digest,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -15,7 +18,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::accounts::{Actor, Allowed, duty, hash_password, verify_password};
+use crate::accounts::{Actor, Allowed, SignedInAccount, duty, hash_password, verify_password};
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode, Problem};
 use crate::extract::{ApiJson, ApiPath};
@@ -26,6 +29,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(login))
         .routes(routes!(logout))
         .routes(routes!(me))
+        .routes(routes!(change_password))
         .routes(routes!(add_member, list_members))
         .routes(routes!(remove_member))
 }
@@ -79,25 +83,7 @@ async fn login(
 ) -> Result<Json<SignedIn>, ApiError> {
     let now = state.now();
     let username = canonical_username(&credentials.username);
-    let (account_key, address_key) = (
-        account_subject(&username),
-        address_subject(&address.to_string()),
-    );
-    // Counted before the password is judged: of any number of attempts at
-    // once, only the allowed count is judged at all.
-    let subjects = vec![account_key.clone(), address_key.clone()];
-    let policy = state.settings().login_policy();
-    if let Some(until) = state
-        .store()
-        .count_login_attempt(subjects, policy, now)
-        .await?
-    {
-        return Err(ApiError::new(
-            ErrorCode::LoginLocked,
-            "too many sign-in attempts; wait before trying again",
-        )
-        .retry_at(until));
-    }
+    let attempt = count_attempt(&state, &username, address).await?;
     let account = state.store().account_by_username(&username).await?;
     let verified = verify_password(account.as_ref(), credentials.password).await;
     let Some(account) = account.filter(|_| verified) else {
@@ -106,10 +92,7 @@ async fn login(
             "wrong username or password",
         ));
     };
-    state
-        .store()
-        .forgive_login_attempt(account_key, address_key)
-        .await?;
+    attempt.forgive(&state).await?;
     let token = generate_staff_token();
     let digest = staff_token_digest(&token);
     let expires_at = now + STAFF_TOKEN_LIFETIME;
@@ -132,6 +115,94 @@ async fn login(
         },
         memberships,
     }))
+}
+
+/// A password attempt, counted under the username and the address.
+struct Attempt {
+    account: String,
+    address: String,
+}
+
+impl Attempt {
+    /// The password was right: the username's count starts again.
+    async fn forgive(self, state: &AppState) -> Result<(), ApiError> {
+        Ok(state
+            .store()
+            .forgive_login_attempt(self.account, self.address)
+            .await?)
+    }
+}
+
+/// Counts a password attempt before the password is judged: of any number
+/// of attempts at once, only the allowed count is judged at all; past it,
+/// 429 `LOGIN_LOCKED` until the window lapses.
+async fn count_attempt(
+    state: &AppState,
+    username: &str,
+    address: IpAddr,
+) -> Result<Attempt, ApiError> {
+    let attempt = Attempt {
+        account: account_subject(username),
+        address: address_subject(&address.to_string()),
+    };
+    let subjects = vec![attempt.account.clone(), attempt.address.clone()];
+    let policy = state.settings().login_policy();
+    let locked = state
+        .store()
+        .count_login_attempt(subjects, policy, state.now())
+        .await?;
+    if let Some(until) = locked {
+        return Err(ApiError::new(
+            ErrorCode::LoginLocked,
+            "too many sign-in attempts; wait before trying again",
+        )
+        .retry_at(until));
+    }
+    Ok(attempt)
+}
+
+/// Change the signed-in account's own password. Its other sign-ins end
+/// (their tokens are revoked and their streams close); this one stays.
+/// The current password is counted like a sign-in attempt, so a stolen
+/// token cannot try passwords here faster than at the door.
+#[utoipa::path(post, path = "/api/v1/auth/password", tag = "staff",
+    security(("staffToken" = [])),
+    request_body = PasswordChange,
+    responses(
+        (status = 204, description = "Changed; every other sign-in of the account ended"),
+        (status = 403, description = "Not an account: a device or the administrator has no password (FORBIDDEN)",
+         body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "currentPassword is not the account's, or newPassword is too short or long (VALIDATION_FAILED)",
+         body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many attempts for this username or from this address (LOGIN_LOCKED), with Retry-After",
+         body = Problem, content_type = "application/problem+json"),
+    ),
+)]
+#[tracing::instrument(skip_all)]
+async fn change_password(
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    SignedInAccount {
+        account_id,
+        username,
+        token_digest,
+    }: SignedInAccount,
+    ApiJson(change): ApiJson<PasswordChange>,
+) -> Result<StatusCode, ApiError> {
+    let change = change.validate()?;
+    let attempt = count_attempt(&state, &username, address).await?;
+    let account = state.store().account_by_username(&username).await?;
+    if !verify_password(account.as_ref(), change.current_password).await {
+        return Err(Rejection::field("currentPassword", "is not this account's password").into());
+    }
+    attempt.forgive(&state).await?;
+    let hash = hash_password(change.new_password).await?;
+    state
+        .store()
+        .change_password(account_id, hash, token_digest)
+        .await?;
+    state.revoked();
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Sign out: the token stops working at once (a device's too: it is

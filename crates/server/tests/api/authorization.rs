@@ -26,6 +26,8 @@ enum May {
     AnyCredential,
     /// The platform administrator alone.
     Platform,
+    /// Signed-in accounts, whatever their role: what is a person's own.
+    Accounts,
     /// A table's guests alone (their PIN or guest token): no staff
     /// credential opens a guest's own door.
     GuestsOnly,
@@ -37,9 +39,10 @@ const FLOOR: May = May::Roles(&["owner", "manager", "floor"]);
 const EVERY_ROLE: May = May::Roles(&["owner", "manager", "floor", "kitchen"]);
 
 /// Every staff operation and who may call it: API.md's roles, written out.
-const MATRIX: [(&str, &str, May); 44] = [
+const MATRIX: [(&str, &str, May); 45] = [
     ("post", "/api/v1/auth/logout", May::AnyCredential),
     ("get", "/api/v1/auth/me", May::AnyCredential),
+    ("post", "/api/v1/auth/password", May::Accounts),
     ("get", "/api/v1/shops", May::AnyCredential),
     ("post", "/api/v1/shops", May::Platform),
     ("get", "/metrics", May::Platform),
@@ -137,6 +140,14 @@ struct Caller {
     name: String,
     token: String,
     role: Option<&'static str>,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Admin,
+    Account,
+    Device,
 }
 
 /// The shop under test, with one of everything an operation can name.
@@ -322,6 +333,9 @@ async fn allowed(app: &TestApp, world: &World, token: &str, method: &str, templa
                 Some(json!({"name": "Other Diner", "currency": "JPY", "timezone": "Asia/Tokyo"}));
         }
         ("patch", "/api/v1/shops/{shopId}") => body = Some(json!({"name": "Test Diner"})),
+        ("post", "/api/v1/auth/password") => {
+            body = Some(json!({"currentPassword": PASSWORD, "newPassword": PASSWORD}));
+        }
         ("post", "/api/v1/shops/{shopId}/staff") => {
             body = Some(
                 json!({"username": format!("new-{unique}"), "password": PASSWORD, "role": "floor"}),
@@ -473,6 +487,7 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
             name: format!("{role} account"),
             token: sign_in(&app, role).await,
             role: Some(role),
+            kind: Kind::Account,
         });
     }
     for role in ["kitchen", "floor"] {
@@ -481,6 +496,7 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
             name: format!("{role} device"),
             token: text(&device, "token"),
             role: Some(role),
+            kind: Kind::Device,
         });
     }
     add_member(&app, &other_shop, "elsewhere", "owner").await;
@@ -488,6 +504,7 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
         name: "owner of another shop".into(),
         token: sign_in(&app, "elsewhere").await,
         role: None,
+        kind: Kind::Account,
     };
 
     // Credentials that were good and are no more: a revoked device, a
@@ -517,6 +534,13 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
         .await
         .assert_status(204);
     let dead = [text(&revoked_device, "token"), signed_out, removed_token];
+
+    let admin = Caller {
+        name: "administrator".into(),
+        token: STAFF_TOKEN.to_owned(),
+        role: None,
+        kind: Kind::Admin,
+    };
 
     // Every refusal first, and nothing moves.
     let before = everything(&app, &world).await;
@@ -578,6 +602,13 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
                 let everyone = callers.iter().chain([&elsewhere]);
                 (everyone.collect(), 401, expected)
             }
+            May::Accounts => {
+                let others = callers
+                    .iter()
+                    .chain([&admin])
+                    .filter(|c| c.kind != Kind::Account);
+                (others.collect(), 403, "FORBIDDEN")
+            }
         };
         for caller in forbidden {
             let reply = call(Some(&caller.token)).await;
@@ -599,11 +630,7 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
 
     // Then every allowed call, each answered 2xx; signing out comes last,
     // as it ends the credential.
-    let admin = Caller {
-        name: "administrator".into(),
-        token: STAFF_TOKEN.to_owned(),
-        role: None,
-    };
+
     let mut ordered: Vec<&(&str, &str, May)> = MATRIX.iter().collect();
     ordered.sort_by_key(|(_, template, _)| *template == "/api/v1/auth/logout");
     for caller in callers.iter().chain([&admin, &elsewhere]) {
@@ -611,7 +638,8 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
             let may_call = match (may, caller.role) {
                 (May::AnyCredential, _) => true,
                 (May::GuestsOnly, _) => false,
-                (_, None) if caller.token == STAFF_TOKEN => true,
+                (May::Accounts, _) => caller.kind == Kind::Account,
+                (_, None) if caller.kind == Kind::Admin => true,
                 (May::Roles(roles), Some(role)) => roles.contains(&role),
                 _ => false,
             };

@@ -217,3 +217,33 @@ async fn a_stock_change_on_one_node_shows_on_the_others_menu_within_a_second() {
     }
     assert_eq!(misses().await - before, 1.0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_device_revoked_on_one_node_loses_its_stream_on_the_other() {
+    let Some(c) = cluster("a_device_revoked_on_one_node_loses_its_stream_on_the_other").await
+    else {
+        return;
+    };
+    let path = format!("/api/v1/shops/{}/devices", c.shop);
+    let device = TestApp::send(
+        c.a.staff(reqwest::Method::POST, &path)
+            .json(&json!({"name": "Pass", "role": "kitchen"})),
+    )
+    .await;
+    let device = device.assert_status(201).clone();
+    let token = device["token"].as_str().unwrap();
+    let stream_path = format!("/api/v1/shops/{}/events?access_token={token}", c.shop);
+    let mut display =
+        crate::sse::SseStream::open(c.b.request(reqwest::Method::GET, &stream_path)).await;
+
+    let revoke = format!("{path}/{}", device["deviceId"].as_str().unwrap());
+    TestApp::send(c.a.staff(reqwest::Method::DELETE, &revoke))
+        .await
+        .assert_status(204);
+    // Node b hears of no revocation: its periodic check (every 5 s) ends
+    // the stream, well within the sse helper's wait.
+    display.rest().await;
+    let again =
+        crate::sse::SseStream::try_open(c.b.request(reqwest::Method::GET, &stream_path)).await;
+    again.err().unwrap().assert_problem(401, "UNAUTHORIZED");
+}

@@ -282,3 +282,90 @@ async fn fifty_attempts_at_once_judge_only_the_allowed_five_and_the_rest_wait() 
         .await
         .assert_problem(401, "LOGIN_FAILED");
 }
+
+async fn change_password(app: &TestApp, token: &str, current: &str, new: &str) -> Reply {
+    let body = json!({"currentPassword": current, "newPassword": new});
+    TestApp::send(
+        app.request(Method::POST, "/api/v1/auth/password")
+            .bearer_auth(token)
+            .json(&body),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_new_password_signs_out_every_other_session_of_the_account() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    let admin = crate::helpers::STAFF_TOKEN;
+    let body = json!({"username": "yui", "password": PASSWORD, "role": "manager"});
+    add_member(&app, admin, &shop, body)
+        .await
+        .assert_status(201);
+    let token = |reply: Reply| {
+        reply.assert_status(200)["token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let laptop = token(login(&app, "yui", PASSWORD).await);
+    let phone = token(login(&app, "yui", PASSWORD).await);
+    let mut phone_stream = crate::sse::SseStream::open(
+        app.request(Method::GET, &format!("/api/v1/shops/{shop}/events"))
+            .bearer_auth(&phone),
+    )
+    .await;
+
+    // A wrong current password, or a short new one, changes nothing.
+    let new = "a different long passphrase";
+    let wrong = change_password(&app, &laptop, "not the password", new).await;
+    assert_eq!(wrong.invalid_fields(), ["currentPassword"]);
+    let short = change_password(&app, &laptop, PASSWORD, "short").await;
+    assert_eq!(short.invalid_fields(), ["newPassword"]);
+    assert_eq!(
+        members(&app, &phone, &shop).await.status,
+        403,
+        "still signed in"
+    );
+
+    change_password(&app, &laptop, PASSWORD, new)
+        .await
+        .assert_status(204);
+    // The laptop that changed it stays signed in; the phone is signed out
+    // and its stream ends.
+    let me = |token: String| {
+        let app = &app;
+        async move {
+            TestApp::send(
+                app.request(Method::GET, "/api/v1/auth/me")
+                    .bearer_auth(token),
+            )
+            .await
+        }
+    };
+    me(laptop.clone()).await.assert_status(200);
+    me(phone).await.assert_problem(401, "UNAUTHORIZED");
+    phone_stream.rest().await;
+    login(&app, "yui", PASSWORD)
+        .await
+        .assert_problem(401, "LOGIN_FAILED");
+    token(login(&app, "yui", new).await);
+
+    // Devices and the administrator have no password to change.
+    let path = format!("/api/v1/shops/{shop}/devices");
+    let device = TestApp::send(
+        app.request(Method::POST, &path)
+            .bearer_auth(admin)
+            .json(&json!({"name": "Pass", "role": "kitchen"})),
+    )
+    .await;
+    let device = device.assert_status(201)["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for token in [device.as_str(), admin] {
+        change_password(&app, token, new, PASSWORD)
+            .await
+            .assert_problem(403, "FORBIDDEN");
+    }
+}

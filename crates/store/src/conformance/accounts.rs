@@ -213,6 +213,31 @@ pub async fn staff_tokens_sign_in_until_they_expire_or_are_revoked(store: &dyn S
     ok(store.revoke_staff_token(&again).await);
     assert_eq!(ok(store.staff_token(&again, instant()).await), None);
     ok(store.revoke_staff_token(&again).await);
+
+    // A new password keeps the token that set it and signs out the rest.
+    let (here, there) = (
+        format!("here-{}", Uuid::new_v4()),
+        format!("there-{}", Uuid::new_v4()),
+    );
+    for digest in [&here, &there] {
+        ok(store
+            .create_staff_token(digest.clone(), kai.account_id, instant(), expires_at)
+            .await);
+    }
+    ok(store
+        .change_password(kai.account_id, "$argon2id$new".into(), here.clone())
+        .await);
+    let (account, _) = ok(store.staff_token(&here, instant()).await).expect("kept");
+    assert_eq!(account.password_hash, "$argon2id$new");
+    assert_eq!(ok(store.staff_token(&there, instant()).await), None);
+    assert_eq!(
+        rejected(
+            store
+                .change_password(Uuid::new_v4(), "$argon2id$x".into(), here)
+                .await
+        ),
+        Rejection::NotFound("account")
+    );
 }
 
 pub async fn devices_sign_in_until_revoked_in_their_own_shop(store: &dyn Store) {
