@@ -58,6 +58,15 @@ pub(crate) fn classify(e: sqlx::Error) -> StoreError {
     }
 }
 
+/// The store error for a failure to get a connection, or to start a
+/// transaction on one: whatever the SQLSTATE — 55000 "not currently
+/// accepting connections", 53300 too many connections, 57P03 starting up,
+/// 3D000 no such database, 28P01 a password refused — the database cannot
+/// be used now, which is 503 to the client, not a fault of the request.
+pub(crate) fn cannot_connect(e: sqlx::Error) -> StoreError {
+    StoreError::Unavailable(Box::new(e))
+}
+
 fn is_unavailable(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Io(_)
@@ -72,12 +81,17 @@ fn is_unavailable(e: &sqlx::Error) -> bool {
     }
 }
 
-/// SQLSTATEs that say the server cannot serve now: connection exceptions
-/// (class 08), insufficient resources (class 53), and the server shutting
-/// down or starting up (57P01 admin shutdown, 57P02 crash shutdown, 57P03
-/// cannot connect now).
+/// SQLSTATEs that say the server cannot serve now, whatever was asked:
+/// connection exceptions (class 08), insufficient resources (class 53:
+/// too many connections, out of memory or disk), the server shutting down
+/// or starting up (57P01 admin shutdown, 57P02 crash shutdown, 57P03
+/// cannot connect now), a session ended for idling (57P05), and a database
+/// that takes no writes now (25006: a standby, or one set read-only for
+/// maintenance, until it is promoted or set back).
 fn unavailable_state(code: &str) -> bool {
-    code.starts_with("08") || code.starts_with("53") || matches!(code, "57P01" | "57P02" | "57P03")
+    code.starts_with("08")
+        || code.starts_with("53")
+        || matches!(code, "57P01" | "57P02" | "57P03" | "57P05" | "25006")
 }
 
 fn sqlstate(e: &PgError) -> Option<String> {
@@ -109,11 +123,14 @@ mod tests {
     #[test]
     fn connection_resource_and_shutdown_states_are_unavailable() {
         for code in [
-            "08006", "08001", "53300", "53100", "57P01", "57P02", "57P03",
+            "08006", "08001", "53300", "53100", "53200", "57P01", "57P02", "57P03", "57P05",
+            "25006",
         ] {
             assert!(unavailable_state(code), "{code}");
         }
-        for code in ["23505", "40001", "40P01", "55P03", "57014", "42P01"] {
+        for code in [
+            "23505", "40001", "40P01", "55P03", "57014", "42P01", "55000", "22P02",
+        ] {
             assert!(!unavailable_state(code), "{code}");
         }
     }

@@ -50,7 +50,7 @@ use sqlx::Transaction;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, Postgres};
 use tokio::task::JoinHandle;
 
-use crate::error::{PgError, classify};
+use crate::error::{PgError, cannot_connect, classify};
 use crate::listen::Announcer;
 use crate::tx::{LOCK_TIMEOUT, Tx};
 
@@ -117,7 +117,7 @@ impl PgStore {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options.clone())
             .await
-            .map_err(classify)?;
+            .map_err(cannot_connect)?;
         MIGRATOR.run(&pool).await.map_err(|e| match e {
             sqlx::migrate::MigrateError::Execute(e) => classify(e),
             other => StoreError::Internal(Box::new(other)),
@@ -161,7 +161,7 @@ impl PgStore {
 
 impl Pg {
     async fn begin(&self) -> StoreResult<Tx> {
-        Ok(Tx::begin(&self.pool).await?)
+        Tx::begin(&self.pool).await.map_err(cannot_connect)
     }
 
     /// Commits `tx` when `result` is a success and announces its changes on
@@ -187,7 +187,7 @@ impl Pg {
         self.pool
             .begin_with("begin isolation level repeatable read read only")
             .await
-            .map_err(classify)
+            .map_err(cannot_connect)
     }
 }
 

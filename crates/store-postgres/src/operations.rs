@@ -22,7 +22,7 @@ use ordergate_store::{
 use sqlx::Executor;
 use uuid::Uuid;
 
-use crate::error::{PgError, classify, is_lock_timeout};
+use crate::error::{PgError, cannot_connect, is_lock_timeout};
 use crate::{
     Pg, accounts, audit, catalog, done, events, idempotency, inventory, orders, photos, place,
     printers, service, sessions, shops, staff, tables,
@@ -31,7 +31,10 @@ use crate::{
 /// The operations themselves, each run by [`crate::PgStore::detached`].
 impl Pg {
     pub(crate) async fn ping(&self) -> StoreResult<()> {
-        self.pool.execute("select 1").await.map_err(classify)?;
+        self.pool
+            .execute("select 1")
+            .await
+            .map_err(cannot_connect)?;
         Ok(())
     }
 
@@ -43,22 +46,22 @@ impl Pg {
     }
 
     pub(crate) async fn list_shops(&self) -> StoreResult<Vec<Shop>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(shops::list(&mut conn).await?)
     }
 
     pub(crate) async fn get_shop(&self, shop_id: Uuid) -> StoreResult<Option<Shop>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(shops::find(&mut conn, shop_id).await?)
     }
 
     pub(crate) async fn tables(&self, shop_id: Uuid) -> StoreResult<Vec<TableState>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(tables::list(&mut conn, shop_id).await?)
     }
 
     pub(crate) async fn table_by_code(&self, code: &str) -> StoreResult<Option<TableState>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(tables::by_code(&mut conn, code).await?)
     }
 
@@ -69,7 +72,7 @@ impl Pg {
     }
 
     pub(crate) async fn photo_rendition(&self, image_id: Uuid) -> StoreResult<Option<Rendition>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(photos::rendition(&mut conn, image_id).await?)
     }
 
@@ -190,7 +193,7 @@ impl Pg {
     }
 
     pub(crate) async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(sessions::find(&mut conn, session_id).await?)
     }
 
@@ -229,7 +232,7 @@ impl Pg {
         token_digest: &str,
         now: Timestamp,
     ) -> StoreResult<Option<Session>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(sessions::guest_token_session(&mut conn, token_digest, now).await?)
     }
 
@@ -281,7 +284,7 @@ impl Pg {
         status: Option<ServiceStatus>,
         limit: Limit,
     ) -> StoreResult<Vec<ServiceRequest>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(service::list(&mut conn, shop_id, status, limit).await?)
     }
 
@@ -348,12 +351,12 @@ impl Pg {
         after: i64,
         limit: Limit,
     ) -> StoreResult<Vec<Event>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(events::after(&mut conn, shop_id, after, limit).await?)
     }
 
     pub(crate) async fn last_event_id(&self, shop_id: Uuid) -> StoreResult<i64> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(events::last_id(&mut conn, shop_id).await?)
     }
 
@@ -365,7 +368,7 @@ impl Pg {
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(place::committed_replay(&mut conn, session_id, proof, claim, policy, now).await?)
     }
 
@@ -373,7 +376,7 @@ impl Pg {
     /// its own transaction): PostgreSQL has no queue to leave it in, and
     /// every `audit_log` call that starts afterwards sees it.
     pub(crate) async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(audit::append_for_session(&mut conn, &entry).await?)
     }
 
@@ -392,44 +395,44 @@ impl Pg {
         session_id: Uuid,
         limit: Limit,
     ) -> StoreResult<Vec<Order>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(orders::of_session(&mut conn, session_id, true, Some(limit)).await?)
     }
 
     pub(crate) async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(orders::find(&mut conn, order_id).await?)
     }
 
     pub(crate) async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         let keys = idempotency::purge(&mut conn, now).await?;
         let guest_tokens = sessions::purge_expired_tokens(&mut conn, now).await?;
         Ok(keys + guest_tokens + accounts::purge(&mut conn, now).await?)
     }
 
     pub(crate) async fn purge_audit(&self, before: Timestamp, batch: u32) -> StoreResult<u64> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(audit::purge(&mut conn, before, batch).await?)
     }
 
     pub(crate) async fn printers(&self, shop_id: Uuid) -> StoreResult<Vec<PrinterState>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(printers::of_shop(&mut conn, shop_id).await?)
     }
 
     pub(crate) async fn all_printers(&self) -> StoreResult<Vec<Printer>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(printers::all(&mut conn).await?)
     }
 
     pub(crate) async fn get_printer(&self, printer_id: Uuid) -> StoreResult<Option<PrinterState>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(printers::find(&mut conn, printer_id).await?)
     }
 
     pub(crate) async fn delete_printer(&self, printer_id: Uuid) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(printers::delete(&mut conn, printer_id).await?)
     }
 
@@ -467,7 +470,7 @@ impl Pg {
     }
 
     pub(crate) async fn members(&self, shop_id: Uuid) -> StoreResult<Vec<Member>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::members(&mut conn, shop_id).await?)
     }
 
@@ -478,7 +481,7 @@ impl Pg {
     }
 
     pub(crate) async fn account_by_username(&self, username: &str) -> StoreResult<Option<Account>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::account_by_username(&mut conn, username).await?)
     }
 
@@ -488,7 +491,7 @@ impl Pg {
         policy: LoginPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Timestamp>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::count_login_attempt(&mut conn, &subjects, policy, now).await?)
     }
 
@@ -497,7 +500,7 @@ impl Pg {
         account: String,
         address: String,
     ) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::forgive_login_attempt(&mut conn, &account, &address).await?)
     }
 
@@ -508,7 +511,7 @@ impl Pg {
         now: Timestamp,
         expires_at: Timestamp,
     ) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::create_token(&mut conn, &token_digest, account_id, now, expires_at).await?)
     }
 
@@ -517,12 +520,12 @@ impl Pg {
         token_digest: String,
         now: Timestamp,
     ) -> StoreResult<Option<(Account, Vec<Membership>)>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::token_account(&mut conn, &token_digest, now).await?)
     }
 
     pub(crate) async fn revoke_staff_token(&self, token_digest: String) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::revoke_token(&mut conn, &token_digest).await?)
     }
 
@@ -542,27 +545,27 @@ impl Pg {
         device: Device,
         token_digest: String,
     ) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::create_device(&mut conn, &device, &token_digest).await?)
     }
 
     pub(crate) async fn devices(&self, shop_id: Uuid) -> StoreResult<Vec<Device>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::devices(&mut conn, shop_id).await?)
     }
 
     pub(crate) async fn revoke_device(&self, shop_id: Uuid, device_id: Uuid) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::revoke_device(&mut conn, shop_id, device_id).await?)
     }
 
     pub(crate) async fn device_token(&self, token_digest: String) -> StoreResult<Option<Device>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::device_token(&mut conn, &token_digest).await?)
     }
 
     pub(crate) async fn shop_of(&self, resource: Owned) -> StoreResult<Option<Uuid>> {
-        let mut conn = self.pool.acquire().await.map_err(classify)?;
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
         Ok(accounts::shop_of(&mut conn, resource).await?)
     }
 }

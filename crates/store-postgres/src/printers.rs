@@ -13,7 +13,7 @@ use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgPool, PgRow};
 use uuid::Uuid;
 
-use crate::error::{PgError, classify};
+use crate::error::{PgError, cannot_connect, classify};
 use crate::tx::Tx;
 use crate::{events, orders, shops};
 
@@ -155,7 +155,7 @@ pub(crate) async fn lease(
 ) -> StoreResult<Option<Box<dyn PrinterLease>>> {
     // Out of the pool for good: the lock lives as long as this session, and
     // a pooled connection would carry it to whoever borrows it next.
-    let mut conn = pool.acquire().await.map_err(classify)?.detach();
+    let mut conn = pool.acquire().await.map_err(cannot_connect)?.detach();
     let held: bool = sqlx::query_scalar("select pg_try_advisory_lock(hashtextextended($1, 0))")
         .bind(format!("ordergate printer {printer_id}"))
         .fetch_one(&mut conn)

@@ -37,7 +37,7 @@ impl Tx {
     /// Begins a read-committed write transaction: each statement sees every
     /// commit made before it, so a step that waited for a row lock then
     /// reads what the holder committed.
-    pub(crate) async fn begin(pool: &PgPool) -> Result<Tx, PgError> {
+    pub(crate) async fn begin(pool: &PgPool) -> Result<Tx, sqlx::Error> {
         Ok(Tx {
             db: pool.begin().await?,
             changes: Vec::new(),

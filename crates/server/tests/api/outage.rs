@@ -14,6 +14,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use reqwest::Url;
 use serde_json::{Value, json};
+use sqlx::Connection as _;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
@@ -222,6 +223,154 @@ async fn postgres_going_away_is_503_and_the_server_recovers_when_it_returns() {
         .assert_order(false);
     assert_eq!(app.orders_of(&session).await.len(), 1);
     assert_eq!(app.stock_entry(&shop, &menu.soup).await["stock"], 8);
+}
+
+/// A database of its own on the test server, owned by a role of its own
+/// (not a superuser, whom connection limits do not bind), both dropped
+/// with it.
+struct OwnDatabase {
+    admin_url: String,
+    name: String,
+}
+
+impl OwnDatabase {
+    async fn create(admin_url: &str) -> OwnDatabase {
+        let name = format!("og_refusing_{}", uuid::Uuid::new_v4().simple());
+        let own = OwnDatabase {
+            admin_url: admin_url.to_owned(),
+            name,
+        };
+        let name = &own.name;
+        own.admin(&format!("create role {name} login")).await;
+        own.admin(&format!("create database {name} owner {name}"))
+            .await;
+        own
+    }
+
+    /// The URL a server opens: this database, as its own role.
+    fn url(&self) -> String {
+        let mut url = Url::parse(&self.admin_url).unwrap();
+        url.set_username(&self.name).unwrap();
+        url.set_path(&format!("/{}", self.name));
+        url.to_string()
+    }
+
+    async fn admin(&self, sql: &str) {
+        let mut admin = sqlx::PgConnection::connect(&self.admin_url).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+
+    /// Ends every session on the database: the server's pool must connect
+    /// again, and meets whatever was just set.
+    async fn cut_sessions(&self) {
+        let mut admin = sqlx::PgConnection::connect(&self.admin_url).await.unwrap();
+        sqlx::query(
+            "select pg_terminate_backend(pid) from pg_stat_activity
+             where datname = $1 and pid <> pg_backend_pid()",
+        )
+        .bind(&self.name)
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    }
+
+    async fn drop(self) {
+        let name = &self.name;
+        self.admin(&format!("drop database if exists {name} with (force)"))
+            .await;
+        self.admin(&format!("drop role if exists {name}")).await;
+    }
+}
+
+/// Waits until the server is ready again.
+async fn ready_again(app: &TestApp, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while app.get("/readyz").await.status != 200 {
+        assert!(Instant::now() < deadline, "not ready again after {what}");
+        sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_refusing_connections_or_writes_is_503_and_the_server_recovers() {
+    let Ok(admin_url) = std::env::var("ORDERGATE_TEST_DATABASE_URL") else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "postgres_refusing_…: skipped: set \
+             ORDERGATE_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it"
+        );
+        return;
+    };
+    let own = OwnDatabase::create(&admin_url).await;
+    let database = TestDatabase::postgres().await.unwrap().with_url(own.url());
+    let app = TestApp::spawn_node(&database).await;
+    let (shop, menu) = app.shop_with_menu().await;
+    app.set_inventory(&shop, &menu.soup, json!({"stock": 10}))
+        .await
+        .assert_status(200);
+    let (session, pin) = app.table(&shop, "T1").await;
+    let before = snapshot(&app, &shop, &session).await;
+    let order = OrderBody::new().line(&menu.soup, 2).json();
+    let order_key = key();
+    let name = own.name.clone();
+
+    // No connection at all: the database takes none (SQLSTATE 55000), or
+    // the role is past its connection limit (53300).
+    for (refuse, allow) in [
+        (
+            format!("alter database {name} allow_connections false"),
+            format!("alter database {name} allow_connections true"),
+        ),
+        (
+            format!("alter role {name} connection limit 0"),
+            format!("alter role {name} connection limit -1"),
+        ),
+    ] {
+        own.admin(&refuse).await;
+        own.cut_sessions().await;
+        assert_unavailable(&app.list_shops().await);
+        assert_unavailable(&app.inventory(&shop).await);
+        assert_unavailable(
+            &app.place_order(&session, &pin, "phone", &order_key, &order)
+                .await,
+        );
+        assert_unavailable(&app.get("/readyz").await);
+        own.admin(&allow).await;
+        ready_again(&app, &allow).await;
+    }
+
+    // Read-only (a standby, or maintenance): reads go on, writes are 503
+    // (SQLSTATE 25006).
+    own.admin(&format!(
+        "alter database {name} set default_transaction_read_only = on"
+    ))
+    .await;
+    own.cut_sessions().await;
+    app.list_shops().await.assert_status(200);
+    app.inventory(&shop).await.assert_status(200);
+    assert_unavailable(
+        &app.place_order(&session, &pin, "phone", &order_key, &order)
+            .await,
+    );
+    assert_unavailable(&app.restock(&shop, &menu.soup, 5).await);
+    own.admin(&format!(
+        "alter database {name} reset default_transaction_read_only"
+    ))
+    .await;
+    own.cut_sessions().await;
+    ready_again(&app, "read-only ended").await;
+
+    // Nothing of the refused requests was kept; the same key places once.
+    assert_eq!(snapshot(&app, &shop, &session).await, before);
+    app.place_order(&session, &pin, "phone", &order_key, &order)
+        .await
+        .assert_order(false);
+    assert_eq!(app.stock_entry(&shop, &menu.soup).await["stock"], 8);
+    drop(app);
+    own.drop().await;
 }
 
 #[tokio::test]
