@@ -299,3 +299,38 @@ fn a_second_server_on_one_sqlite_file_refuses_to_start() {
     assert_eq!(get(&format!("{base}/readyz"), &[]).0, 200);
     assert!(after.terminate());
 }
+
+#[test]
+fn rush_refuses_a_server_that_already_has_shops() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("used.db").display());
+    let serve = ["serve", "--listen", "127.0.0.1:0", "--database", &database];
+    let mut server = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", TOKEN)]);
+    let base = server.base_url();
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = [("Authorization", bearer.as_str())];
+    let shop = serde_json::json!({"name": "Somebody's Diner", "currency": "USD"});
+    let create = reqwest::Client::new()
+        .post(format!("{base}/api/v1/shops"))
+        .json(&shop);
+    assert_eq!(send(create, &auth).0, 201);
+
+    let rush = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+        .args(["rush", "--url", &base, "--staff-token", TOKEN])
+        .args(["--duration-secs", "1"])
+        .output()
+        .unwrap();
+    assert!(!rush.status.success(), "rush ran against a used server");
+    let stderr = String::from_utf8_lossy(&rush.stderr);
+    assert!(
+        stderr.contains("already has 1 shop:") && stderr.contains("--allow-existing"),
+        "{stderr}"
+    );
+    let (status, shops) = get(&format!("{base}/api/v1/shops"), &auth);
+    assert_eq!(
+        (status, shops["shops"].as_array().map(Vec::len)),
+        (200, Some(1)),
+        "rush added nothing"
+    );
+    assert!(server.terminate());
+}

@@ -10,6 +10,7 @@ use sqlx::postgres::PgConnection;
 use crate::db::{Db, RowDigest, Rows, Val, pg_each, pg_rows, pg_vals, sqlite_each, sqlite_rows};
 use crate::invariants;
 use crate::report;
+use crate::report::counted;
 use crate::tables::Layout;
 
 /// One line of the verification table.
@@ -138,7 +139,7 @@ async fn table_contents(
             ours.short()
         ));
     }
-    let describe = |d: &RowDigest| format!("{} rows, digest {}", d.rows, d.short());
+    let describe = |d: &RowDigest| format!("{}, digest {}", counted(d.rows, "row"), d.short());
     let check = if layout.table.expiring {
         format!("rows: {table} (live)")
     } else {
@@ -219,8 +220,8 @@ async fn event_counters(source: &Connection, target: &mut PgConnection) -> Resul
     );
     Ok(Line {
         check: "rows: event_counters".into(),
-        source: format!("{} shops with events", theirs.len()),
-        target: format!("{} counters", ours.len()),
+        source: format!("{} with events", counted(theirs.len(), "shop")),
+        target: counted(ours.len(), "counter"),
         problems: differences("shop", "last event id", &theirs, &ours),
     })
 }
@@ -233,7 +234,11 @@ async fn order_totals(source: &Connection, target: &mut PgConnection) -> Result<
     let describe = |m: &BTreeMap<Vec<Val>, Vec<Val>>| {
         let orders: i64 = m.values().filter_map(|v| v[0].int()).sum();
         let total: i64 = m.values().filter_map(|v| v[1].int()).sum();
-        format!("{} shops, {orders} orders, total {total}", m.len())
+        format!(
+            "{}, {}, total {total}",
+            counted(m.len(), "shop"),
+            counted(orders, "order")
+        )
     };
     Ok(Line {
         check: "order totals per shop".into(),
@@ -251,7 +256,11 @@ async fn stock_per_item(source: &Connection, target: &mut PgConnection) -> Resul
     let describe = |m: &BTreeMap<Vec<Val>, Vec<Val>>| {
         let tracked = m.values().filter(|v| v[0] != Val::Null).count();
         let units: i64 = m.values().filter_map(|v| v[0].int()).sum();
-        format!("{} items, {tracked} tracked, {units} units", m.len())
+        format!(
+            "{}, {tracked} tracked, {}",
+            counted(m.len(), "item"),
+            counted(units, "unit")
+        )
     };
     Ok(Line {
         check: "stock per item".into(),
@@ -290,7 +299,7 @@ async fn last_event_ids(source: &Connection, target: &mut PgConnection) -> Resul
     let ours = keyed(pg_rows(target, sql).await?, 1);
     let describe = |m: &BTreeMap<Vec<Val>, Vec<Val>>| {
         let highest = m.values().filter_map(|v| v[0].int()).max().unwrap_or(0);
-        format!("{} shops, highest {highest}", m.len())
+        format!("{}, highest {highest}", counted(m.len(), "shop"))
     };
     Ok(Line {
         check: "last event id per shop".into(),

@@ -48,7 +48,12 @@ pub async fn verify(url: &str) -> Result<Findings> {
             url.parse().context("cannot parse the PostgreSQL URL")?;
         let mut conn = sqlx::PgConnection::connect_with(&options)
             .await
-            .context("cannot connect to the PostgreSQL database")?;
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot connect to the PostgreSQL database: {}",
+                    ordergate_store_postgres::describe(&e)
+                )
+            })?;
         sqlx::query("begin isolation level repeatable read read only")
             .execute(&mut conn)
             .await?;
@@ -155,12 +160,12 @@ impl DataCommand {
                 let summary =
                     tokio::task::spawn_blocking(move || backup(&args.database, &args.to)).await??;
                 println!(
-                    "backup written to {} ({} bytes; integrity ok; {} shops, {} orders, {} events)",
+                    "backup written to {} ({}; integrity ok; {}, {}, {})",
                     summary.path.display(),
-                    summary.bytes,
-                    summary.shops,
-                    summary.orders,
-                    summary.events
+                    report::counted(summary.bytes, "byte"),
+                    report::counted(summary.shops, "shop"),
+                    report::counted(summary.orders, "order"),
+                    report::counted(summary.events, "event")
                 );
                 Ok(())
             }

@@ -2,6 +2,16 @@
 
 use std::fmt::Write;
 
+/// "1 shop", "3 shops": a count and its noun, which is plural unless the
+/// count is one (every noun counted here takes an "s").
+pub(crate) fn counted<N>(n: N, noun: &str) -> String
+where
+    N: std::fmt::Display + PartialEq + From<u8>,
+{
+    let plural = if n == N::from(1) { "" } else { "s" };
+    format!("{n} {noun}{plural}")
+}
+
 /// Renders rows under a header, each column padded to its widest cell.
 pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let width = |i: usize| {

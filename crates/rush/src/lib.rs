@@ -35,9 +35,16 @@ use crate::client::Client;
 #[derive(Debug, Clone, Args)]
 pub struct RushArgs {
     /// Drive these running servers (repeat for several nodes of one
-    /// database); without it, rush starts its own.
+    /// database); without it, rush starts its own. Rush writes its own shop
+    /// ("Rush Diner") and every order of the run into their database: it
+    /// refuses a server that already has shops, unless --allow-existing.
     #[arg(long = "url")]
     pub urls: Vec<String>,
+
+    /// Rush a server given with --url even though it already has shops
+    /// (a test database you do not mind adding a "Rush Diner" to).
+    #[arg(long, requires = "urls")]
+    pub allow_existing: bool,
 
     /// Staff token of the servers given with --url (rush's own servers get a fresh one).
     #[arg(long, env = "ORDERGATE_STAFF_TOKEN", hide_env_values = true)]
@@ -109,6 +116,33 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// Refuses a server that already has shops: rush would add its own shop
+/// and a lunch peak of orders to a database someone uses.
+async fn refuse_a_used_server(client: &Client) -> anyhow::Result<()> {
+    let reply = client
+        .staff_get("/api/v1/shops")
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot reach {}: {e:?}", client.base()))?;
+    if reply.status != 200 {
+        bail!(
+            "{} answered {} to GET /api/v1/shops: is --staff-token its administrator's token?",
+            client.base(),
+            reply.status
+        );
+    }
+    let shops = reply.body["shops"].as_array().map_or(0, Vec::len);
+    if shops > 0 {
+        bail!(
+            "{} already has {shops} shop{}: rush would add its \"Rush Diner\" and a lunch peak \
+             of orders to that database. Point rush at a server on a database of its own, \
+             or pass --allow-existing",
+            client.base(),
+            if shops == 1 { "" } else { "s" }
+        );
+    }
+    Ok(())
+}
+
 pub async fn run(args: RushArgs) -> anyhow::Result<()> {
     if !args.urls.is_empty() && (args.kill || args.database.is_some()) {
         bail!("--kill and --database are for the servers rush starts itself; drop --url");
@@ -131,6 +165,9 @@ pub async fn run(args: RushArgs) -> anyhow::Result<()> {
         nodes::Cluster::remote(args.urls.clone(), token)
     };
     let clients: Arc<Vec<Client>> = Arc::new(cluster.clients());
+    if !args.urls.is_empty() && !args.allow_existing {
+        refuse_a_used_server(&clients[0]).await?;
+    }
     let shop = setup::prepare(&clients[0], &args).await?;
 
     let started = Instant::now();

@@ -52,9 +52,9 @@ const LOCK_NOT_AVAILABLE: &str = "55P03";
 /// violations included.
 pub(crate) fn classify(e: sqlx::Error) -> StoreError {
     if is_unavailable(&e) {
-        StoreError::Unavailable(Box::new(e))
+        StoreError::Unavailable(readable(e))
     } else {
-        StoreError::Internal(Box::new(e))
+        StoreError::Internal(readable(e))
     }
 }
 
@@ -64,7 +64,27 @@ pub(crate) fn classify(e: sqlx::Error) -> StoreError {
 /// 3D000 no such database, 28P01 a password refused — the database cannot
 /// be used now, which is 503 to the client, not a fault of the request.
 pub(crate) fn cannot_connect(e: sqlx::Error) -> StoreError {
-    StoreError::Unavailable(Box::new(e))
+    StoreError::Unavailable(readable(e))
+}
+
+/// A database error as an operator reads it: PostgreSQL's message and
+/// SQLSTATE (sqlx's own text appends the line of PostgreSQL's C source
+/// that raised it, which tells an operator nothing). Other errors as they are.
+pub fn describe(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(db) => match db.code() {
+            Some(code) => format!("{} (SQLSTATE {code})", db.message()),
+            None => db.message().to_owned(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn readable(e: sqlx::Error) -> ordergate_store::BoxError {
+    match e {
+        sqlx::Error::Database(_) => describe(&e).into(),
+        other => Box::new(other),
+    }
 }
 
 fn is_unavailable(e: &sqlx::Error) -> bool {

@@ -54,6 +54,7 @@ use crate::error::{PgError, cannot_connect, classify};
 use crate::listen::Announcer;
 use crate::tx::{LOCK_TIMEOUT, Tx};
 
+pub use error::describe;
 pub use sqlx::postgres::PgConnectOptions as ConnectOptions;
 
 /// Connections each process keeps to the database.

@@ -62,11 +62,13 @@ pub enum StoreError {
     #[error(transparent)]
     Rejected(#[from] Rejection),
     /// The database cannot be reached or written right now; retrying later may work.
+    // The cause is in the message and not also a `source`: a report of
+    // the whole chain would say it twice.
     #[error("database unavailable: {0}")]
-    Unavailable(#[source] BoxError),
+    Unavailable(BoxError),
     /// Anything else: a bug or corrupted data. Never shown to clients.
     #[error("storage failure: {0}")]
-    Internal(#[source] BoxError),
+    Internal(BoxError),
 }
 
 /// Everything the guest menu is built from, read in one consistent snapshot.

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use indicatif::ProgressBar;
-use ordergate_store_postgres::{ConnectOptions, PgStore};
+use ordergate_store_postgres::{ConnectOptions, PgStore, describe};
 use sqlx::Connection as _;
 use sqlx::postgres::PgConnection;
 
@@ -84,9 +84,12 @@ pub async fn migrate(options: &MigrateOptions) -> Result<()> {
         .to
         .parse()
         .context("cannot parse the PostgreSQL URL")?;
-    let mut target = PgConnection::connect_with(&connect)
-        .await
-        .context("cannot connect to the PostgreSQL database")?;
+    let mut target = PgConnection::connect_with(&connect).await.map_err(|e| {
+        anyhow::anyhow!(
+            "cannot connect to the PostgreSQL database: {}",
+            describe(&e)
+        )
+    })?;
     take_target(&mut target).await?;
     let layouts = tables::layouts(&source, &mut target).await?;
 

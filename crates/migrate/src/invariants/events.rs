@@ -7,6 +7,7 @@ use ordergate_domain::events::EventType;
 
 use super::Check;
 use crate::db::Db;
+use crate::report::counted;
 
 /// As the event log stores it, for the SQL and the messages below.
 const ORDER_PLACED: &str = EventType::OrderPlaced.as_str();
@@ -71,7 +72,7 @@ pub(crate) async fn orders_have_events(db: &mut Db<'_>) -> Result<Check> {
     }
     Ok(Check {
         name: "one order.placed per order",
-        checked: format!("{orders} orders"),
+        checked: counted(orders, "order"),
         problems,
     })
 }
@@ -134,7 +135,11 @@ pub(crate) async fn events_are_consecutive(db: &mut Db<'_>) -> Result<Check> {
     }
     Ok(Check {
         name: "event ids per shop",
-        checked: format!("{events} events in {} shops", last.len()),
+        checked: format!(
+            "{} in {}",
+            counted(events, "event"),
+            counted(last.len(), "shop")
+        ),
         problems,
     })
 }

@@ -5,6 +5,7 @@ use anyhow::Result;
 
 use super::Check;
 use crate::db::{Db, Val};
+use crate::report::counted;
 
 /// Every active item's `imageId` names a photo of its shop; every photo's
 /// upload is of its content type and its rendition is a whole JPEG.
@@ -55,7 +56,7 @@ pub(crate) async fn photos_are_whole_and_their_own_shops(db: &mut Db<'_>) -> Res
     .await?;
     Ok(Check {
         name: "photos",
-        checked: format!("{photos} photos"),
+        checked: counted(photos, "photo"),
         problems,
     })
 }

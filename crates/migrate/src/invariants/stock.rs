@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::Check;
 use crate::db::{Db, Val};
+use crate::report::counted;
 
 /// Stock equals the sum of its op log's deltas, untracked counting as 0.
 pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
@@ -47,7 +48,11 @@ pub(crate) async fn stock_matches_log(db: &mut Db<'_>) -> Result<Check> {
     }
     Ok(Check {
         name: "stock = op-log sum",
-        checked: format!("{} items in {} shops", rows.len(), shops.len()),
+        checked: format!(
+            "{} in {}",
+            counted(rows.len(), "item"),
+            counted(shops.len(), "shop")
+        ),
         problems,
     })
 }

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::Check;
 use crate::db::{Db, Val};
+use crate::report::counted;
 
 /// What one order's op-log rows did to one item.
 #[derive(Debug, Default)]
@@ -86,7 +87,11 @@ pub(crate) async fn stock_deltas_match_lines(db: &mut Db<'_>) -> Result<Check> {
     problems.sort();
     Ok(Check {
         name: "order/cancel rows = lines",
-        checked: format!("{orders} orders, {rows} order/cancel rows"),
+        checked: format!(
+            "{}, {}",
+            counted(orders, "order"),
+            counted(rows, "order/cancel row")
+        ),
         problems: problems.into_iter().map(|(_, problem)| problem).collect(),
     })
 }

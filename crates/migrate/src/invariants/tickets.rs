@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::Check;
 use crate::db::Db;
+use crate::report::counted;
 
 /// Ticket numbers are unique per shop and day, and each day's counter is
 /// at least its highest number (or the next order would reuse one).
@@ -48,7 +49,11 @@ pub(crate) async fn tickets_are_unique(db: &mut Db<'_>) -> Result<Check> {
     }
     Ok(Check {
         name: "ticket numbers per shop/day",
-        checked: format!("{orders} orders on {} shop-days", days.len()),
+        checked: format!(
+            "{} on {}",
+            counted(orders, "order"),
+            counted(days.len(), "shop-day")
+        ),
         problems,
     })
 }
