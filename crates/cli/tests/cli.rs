@@ -334,3 +334,73 @@ fn rush_refuses_a_server_that_already_has_shops() {
     );
     assert!(server.terminate());
 }
+
+/// The refusal a binary gives a database a newer release wrote, with the
+/// database left as it was.
+fn assert_refuses_a_newer_schema(database: &str) {
+    let serve = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--database", database])
+        .env("ORDERGATE_STAFF_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(!serve.status.success(), "served a newer schema");
+    let stderr = String::from_utf8_lossy(&serve.stderr);
+    assert!(
+        stderr.contains("newer than this ordergate") && stderr.contains("Upgrading"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_older_binary_refuses_a_database_a_newer_one_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("og.db");
+    let database = format!("sqlite://{}", file.display());
+    // A database this binary made, then migrated by "a newer release".
+    let serve = ["serve", "--listen", "127.0.0.1:0", "--database", &database];
+    let mut first = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", TOKEN)]);
+    first.base_url();
+    assert!(first.terminate());
+    let newer = ordergate_store_sqlite::SCHEMA_VERSION as i64 + 1;
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    conn.pragma_update(None, "user_version", newer).unwrap();
+    drop(conn);
+    assert_refuses_a_newer_schema(&database);
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let version: i64 = conn
+        .query_row("pragma user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, newer, "the database was left as it was");
+
+    // On PostgreSQL: a migration this binary does not have.
+    let Ok(admin_url) = std::env::var("ORDERGATE_TEST_DATABASE_URL") else {
+        eprintln!("the PostgreSQL half skipped: set ORDERGATE_TEST_DATABASE_URL");
+        return;
+    };
+    let schema = format!("og_newer_{}", uuid::Uuid::new_v4().simple());
+    let separator = if admin_url.contains('?') { '&' } else { '?' };
+    let url = format!("{admin_url}{separator}options[search_path]={schema}");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let admin = |sql: String| {
+        runtime.block_on(async {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&admin_url).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        })
+    };
+    admin(format!("create schema {schema}"));
+    let serve = ["serve", "--listen", "127.0.0.1:0", "--database", &url];
+    let mut first = Running::start(&serve, &[("ORDERGATE_STAFF_TOKEN", TOKEN)]);
+    first.base_url();
+    assert!(first.terminate());
+    admin(format!(
+        "insert into {schema}._sqlx_migrations \
+         (version, description, installed_on, success, checksum, execution_time) \
+         values (99990101, 'from a newer release', now(), true, '\\x00', 1)"
+    ));
+    assert_refuses_a_newer_schema(&url);
+    admin(format!("drop schema {schema} cascade"));
+}

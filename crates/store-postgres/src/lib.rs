@@ -99,6 +99,11 @@ impl Drop for Pg {
     }
 }
 
+/// The version of this binary's newest migration.
+fn newest_migration() -> i64 {
+    MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
 impl PgStore {
     /// Connects to the database a `postgres://` URL names.
     pub async fn connect(url: &str) -> StoreResult<PgStore> {
@@ -121,6 +126,20 @@ impl PgStore {
             .map_err(cannot_connect)?;
         MIGRATOR.run(&pool).await.map_err(|e| match e {
             sqlx::migrate::MigrateError::Execute(e) => classify(e),
+            sqlx::migrate::MigrateError::VersionMissing(version)
+                if version > newest_migration() =>
+            {
+                StoreError::Internal(
+                    format!(
+                        "the database's schema has migration {version}, newer than this \
+                         ordergate's newest ({}): a newer ordergate wrote it. Run that release \
+                         again, or restore the backup taken before the upgrade (README, \
+                         \"Upgrading\")",
+                        newest_migration()
+                    )
+                    .into(),
+                )
+            }
             other => StoreError::Internal(Box::new(other)),
         })?;
         let announcer = Announcer::default();

@@ -46,23 +46,40 @@ const READERS: usize = 4;
 /// Prepared statements kept per connection: more than the store has.
 const STATEMENT_CACHE: usize = 256;
 
+/// The schema version this binary migrates a database to: one per
+/// migration.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// The refusal of a database a newer ordergate wrote: its migrations are
+/// forward-only, so this binary cannot know what they changed.
+fn too_new(version: i64) -> String {
+    format!(
+        "the database's schema is version {version}, newer than this ordergate's \
+         ({SCHEMA_VERSION}): a newer ordergate wrote it. Run that release again, or restore the \
+         backup taken before the upgrade (README, \"Upgrading\")"
+    )
+}
+
+/// Forward only: a database is never migrated down.
+const MIGRATIONS: &[M<'static>] = &[
+    M::up(include_str!("../migrations/0001_foundation.sql")),
+    M::up(include_str!("../migrations/0002_exactly_once.sql")),
+    M::up(include_str!("../migrations/0003_guest_access.sql")),
+    M::up(include_str!("../migrations/0004_item_details.sql")),
+    M::up(include_str!("../migrations/0005_option_groups.sql")).foreign_key_check(),
+    M::up(include_str!("../migrations/0006_languages.sql")),
+    M::up(include_str!("../migrations/0007_photos.sql")),
+    M::up(include_str!("../migrations/0008_tables.sql")),
+    M::up(include_str!("../migrations/0009_service_requests.sql")),
+    M::up(include_str!("../migrations/0010_recall.sql")),
+    M::up(include_str!("../migrations/0011_kitchen_pace.sql")),
+    M::up(include_str!("../migrations/0012_printers.sql")),
+    M::up(include_str!("../migrations/0013_staff_accounts.sql")),
+    M::up(include_str!("../migrations/0014_devices.sql")),
+];
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(include_str!("../migrations/0001_foundation.sql")),
-        M::up(include_str!("../migrations/0002_exactly_once.sql")),
-        M::up(include_str!("../migrations/0003_guest_access.sql")),
-        M::up(include_str!("../migrations/0004_item_details.sql")),
-        M::up(include_str!("../migrations/0005_option_groups.sql")).foreign_key_check(),
-        M::up(include_str!("../migrations/0006_languages.sql")),
-        M::up(include_str!("../migrations/0007_photos.sql")),
-        M::up(include_str!("../migrations/0008_tables.sql")),
-        M::up(include_str!("../migrations/0009_service_requests.sql")),
-        M::up(include_str!("../migrations/0010_recall.sql")),
-        M::up(include_str!("../migrations/0011_kitchen_pace.sql")),
-        M::up(include_str!("../migrations/0012_printers.sql")),
-        M::up(include_str!("../migrations/0013_staff_accounts.sql")),
-        M::up(include_str!("../migrations/0014_devices.sql")),
-    ])
+    Migrations::from_slice(MIGRATIONS)
 }
 
 pub struct SqliteStore {
@@ -102,9 +119,17 @@ impl SqliteStore {
             // migration checks them itself before it commits.
             .and_then(|()| writer.pragma_update(None, "foreign_keys", false))
             .map_err(SqliteError::from)?;
-        migrations()
-            .to_latest(&mut writer)
-            .map_err(|e| StoreError::Internal(Box::new(e)))?;
+        migrations().to_latest(&mut writer).map_err(|e| match e {
+            rusqlite_migration::Error::MigrationDefinition(
+                rusqlite_migration::MigrationDefinitionError::DatabaseTooFarAhead,
+            ) => {
+                let version: i64 = writer
+                    .query_row("pragma user_version", [], |row| row.get(0))
+                    .unwrap_or_default();
+                StoreError::Internal(too_new(version).into())
+            }
+            other => StoreError::Internal(Box::new(other)),
+        })?;
         configure(&writer).map_err(SqliteError::from)?;
         let path = path.to_owned();
         let open_reader = move || {
