@@ -299,13 +299,16 @@ const ALL_DUTIES = [
 
 /**
  * What a `GET /auth/me` answer may do in `shopId`: {kind, role, name, may}
- * (`may` a Set of duties), or null when it has no role there.
+ * (`may` a Set of duties), or null when it has no role there. Without a
+ * shop (the start page), any credential will do: it has no role, and may
+ * only what it may everywhere.
  */
 export function rightsIn(me, shopId) {
   if (me.kind === 'admin') return { kind: 'admin', role: null, name: 'administrator', may: new Set(ALL_DUTIES) };
+  const name = me.kind === 'device' ? me.device.name : me.account.username;
+  if (shopId === null) return { kind: me.kind, role: null, name, may: new Set() };
   const shop = (me.shops || []).find((s) => s.shopId === shopId);
   if (!shop) return null;
-  const name = me.kind === 'device' ? me.device.name : me.account.username;
   return { kind: me.kind, role: shop.role, name, may: new Set(shop.may) };
 }
 

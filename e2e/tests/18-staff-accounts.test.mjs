@@ -1,5 +1,7 @@
 // Staff accounts, roles and devices in the pages (issue 18):
-//   - an owner signs in to the console with a username and password, makes
+//   - the start page (/) shows nothing before signing in; an owner signs in
+//     there with a username and password, sees her shop and opens its
+//     console already signed in; in the console she makes
 //     a kitchen display under "Staff & devices" and gets its sign-in link
 //     and QR code once;
 //   - the kitchen display opens that link: it is signed in as the device
@@ -7,7 +9,8 @@
 //     and a staff order's ticket appears on it;
 //   - the owner revokes the device: the display says it was signed out;
 //   - a floor account sees the tables but no menu editor, staff, inventory
-//     or printers, and opening #menu says its role cannot.
+//     or printers, and opening #menu says its role cannot;
+//   - the administrator creates a shop from the start page.
 //     Saves console-staff-devices.png.
 
 import assert from 'node:assert/strict';
@@ -50,14 +53,27 @@ describe('staff accounts, roles and devices in the pages', () => {
       // Tall enough for the whole "Staff & devices" section in its screenshot.
       const tall = { ...SCREEN, viewport: { width: 1280, height: 1500 } };
       const console_ = await scene.page(await scene.context(tall), 'owner');
-      await console_.goto(server.url(`/staff/${shop.shopId}`));
+      // The start page shows nothing before signing in.
+      await console_.goto(server.url('/'));
       await console_.locator('#login-form').waitFor();
+      assert.equal(await console_.locator('#app').isHidden(), true);
       await console_.locator('#username-input').fill('hana');
       await console_.locator('#password-input').fill('not the password');
       await console_.locator('#login-form button[type=submit]').click();
       await console_.locator('#login-error:not([hidden])').waitFor();
       assert.equal(await console_.locator('#app').isHidden(), true, 'a wrong password opens nothing');
-      await signInAs(console_, 'hana');
+      await console_.locator('#username-input').fill('');
+      await console_.locator('#username-input').fill('hana');
+      await console_.locator('#password-input').fill(PASSWORD);
+      await console_.locator('#login-form button[type=submit]').click();
+      // Her shop, as its owner; its console opens signed in.
+      const mine = console_.locator(`#shop-list li[data-shop-id="${shop.shopId}"]`);
+      await mine.waitFor();
+      assert.equal(await mine.locator('[data-role=role]').textContent(), 'owner');
+      assert.equal(await console_.locator('#new-shop').isHidden(), true, 'only the administrator creates shops');
+      await mine.locator('a[data-action=staff]').click();
+      await console_.locator('#app').waitFor({ state: 'visible' });
+      await console_.locator('#connection[data-state="live"]').waitFor();
       assert.equal(await console_.locator('#signed-in-as').textContent(), 'hana · owner');
       for (const section of ['menu', 'team', 'inventory', 'printers']) {
         assert.equal(await console_.locator(`.topbar-nav a[href="#${section}"]`).isVisible(), true, section);
@@ -123,5 +139,20 @@ describe('staff accounts, roles and devices in the pages', () => {
       assert.match(await floor.locator('#not-allowed-text').textContent(), /floor account cannot open the menu editor/);
       assert.equal(await floor.locator('#menu').isHidden(), true, 'the editor stays closed');
       assert.equal(await floor.locator('#problem').textContent(), '', 'and nothing it may not read was asked for');
+
+      // The administrator sets up a restaurant from the start page.
+      const admin = await scene.page(await scene.context(SCREEN), 'admin');
+      await admin.goto(server.url('/'));
+      await admin.locator('#token-input').fill(server.token);
+      await admin.locator('#token-form button[type=submit]').click();
+      await admin.locator('#new-shop').waitFor();
+      await admin.locator('#shop-name-input').fill('Sakura Izakaya');
+      await admin.locator('#shop-timezone').fill('Asia/Tokyo');
+      await admin.locator('#shop-form button[type=submit]').click();
+      const created = admin.locator('#shop-list li', { hasText: 'Sakura Izakaya' });
+      await created.waitFor();
+      assert.equal(await created.locator('[data-role=role]').textContent(), 'administrator');
+      const { shops } = await server.call('GET', '/api/v1/shops');
+      assert.ok(shops.some((s) => s.name === 'Sakura Izakaya' && s.currency === 'JPY' && s.timezone === 'Asia/Tokyo'));
     }));
 });

@@ -240,6 +240,7 @@ fn print_welcome(path: &Path, base: &str, token: &str, seeded: &Seeded) {
     );
     println!("  staff token   {token}");
     println!("  shop          {shop}");
+    println!("  start page    {base}/   (sign in: your shops)");
     println!("  kitchen       {base}/kitchen/{shop}");
     println!("  staff         {base}/staff/{shop}");
     println!(

@@ -35,6 +35,11 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; st
 /// The pages are not part of the API document.
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        // The start page: sign in, then the shops the credential works in.
+        .route(
+            "/",
+            get(|h: HeaderMap| async move { page("home.html", &h) }),
+        )
         .route(
             "/t/{session_id}",
             get(|h: HeaderMap| async move { page("guest.html", &h) }),

@@ -12,6 +12,24 @@ async fn health_and_readiness_answer_without_auth() {
 }
 
 #[tokio::test]
+async fn the_start_page_links_the_staff_pages_and_shows_no_data() {
+    let app = TestApp::spawn().await;
+    let shop = app.shop().await;
+    let page = app.get("/").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert!(page.text.contains("/web/home.js") && page.text.contains("id=\"login-form\""));
+    assert!(
+        !page.text.contains(&shop),
+        "a shop's id on a page anyone can read"
+    );
+    assert!(page.header("content-security-policy").is_some());
+}
+
+#[tokio::test]
 async fn metrics_count_requests_by_route_template() {
     let app = TestApp::spawn().await;
     let shop = app.shop().await;
