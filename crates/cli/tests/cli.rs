@@ -18,12 +18,20 @@ struct Running {
 
 impl Running {
     fn start(args: &[&str], env: &[(&str, &str)]) -> Running {
+        Running::start_logging(
+            args,
+            &[&[("RUST_LOG", "warn")], env].concat(),
+            Stdio::null(),
+        )
+    }
+
+    /// [`Running::start`] with its log (stderr) going to `log`.
+    fn start_logging(args: &[&str], env: &[(&str, &str)], log: impl Into<Stdio>) -> Running {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ordergate"))
             .args(args)
             .envs(env.iter().copied())
-            .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .expect("start ordergate");
         let stdout = BufReader::new(child.stdout.take().unwrap());
@@ -403,4 +411,113 @@ fn an_older_binary_refuses_a_database_a_newer_one_wrote() {
     ));
     assert_refuses_a_newer_schema(&url);
     admin(format!("drop schema {schema} cascade"));
+}
+
+#[test]
+fn json_logs_have_one_access_line_per_request_and_no_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("og.db").display());
+    let log_path = dir.path().join("log.jsonl");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let serve = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--database",
+        &database,
+        "--log-format",
+        "json",
+    ];
+    let mut server = Running::start_logging(
+        &serve,
+        &[("ORDERGATE_STAFF_TOKEN", TOKEN), ("RUST_LOG", "info")],
+        log,
+    );
+    let base = server.base_url();
+    let bearer = format!("Bearer {TOKEN}");
+    let staff = [("Authorization", bearer.as_str())];
+    let client = reqwest::Client::new;
+    let shop = send(
+        client()
+            .post(format!("{base}/api/v1/shops"))
+            .json(&serde_json::json!({"name": "Diner", "currency": "USD"})),
+        &staff,
+    )
+    .1["shopId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, session) = send(
+        client()
+            .post(format!("{base}/api/v1/shops/{shop}/sessions"))
+            .json(&serde_json::json!({"tableLabel": "T1"})),
+        &staff,
+    );
+    let (session_id, pin) = (
+        session["sessionId"].as_str().unwrap().to_owned(),
+        session["pin"].as_str().unwrap().to_owned(),
+    );
+    let password = "a password nobody may read in a log";
+    send(
+        client()
+            .post(format!("{base}/api/v1/shops/{shop}/staff"))
+            .json(&serde_json::json!({"username": "kai", "password": password, "role": "owner"})),
+        &staff,
+    );
+    let (_, signed_in) = send(
+        client()
+            .post(format!("{base}/api/v1/auth/login"))
+            .json(&serde_json::json!({"username": "kai", "password": password})),
+        &[],
+    );
+    let account_token = signed_in["token"].as_str().unwrap().to_owned();
+    // Secrets in the query string, as event streams carry them.
+    let (status, _) = get(
+        &format!("{base}/api/v1/sessions/{session_id}?pin={pin}&access_token={account_token}"),
+        &[],
+    );
+    assert_eq!(
+        status, 401,
+        "a query-string PIN is not how the session call takes it"
+    );
+    get(
+        &format!("{base}/api/v1/sessions/{session_id}"),
+        &[("X-Session-PIN", &pin)],
+    );
+    assert!(server.terminate());
+
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+        .collect();
+    let answered: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["message"] == "answered")
+        .collect();
+    assert_eq!(answered.len(), 6, "one access line per request: {text}");
+    for line in &answered {
+        for field in ["timestamp", "level", "status", "latency_ms"] {
+            assert!(!line[field].is_null(), "{field} missing: {line}");
+        }
+        for field in ["method", "route", "request_id"] {
+            assert!(
+                line["span"][field].is_string(),
+                "span.{field} missing: {line}"
+            );
+        }
+    }
+    let session_read = answered
+        .iter()
+        .find(|l| l["span"]["route"] == "/api/v1/sessions/{sessionId}" && l["status"] == 200)
+        .expect("the session read");
+    assert_eq!(session_read["span"]["session"], session_id.as_str());
+    let seated = answered
+        .iter()
+        .find(|l| l["span"]["route"] == "/api/v1/shops/{shopId}/sessions")
+        .expect("the seating");
+    assert_eq!(seated["span"]["shop"], shop.as_str());
+    for secret in [TOKEN, pin.as_str(), password, account_token.as_str()] {
+        assert!(!text.contains(secret), "{secret:?} is in the log:\n{text}");
+    }
 }

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath};
 use axum::http::{HeaderName, HeaderValue, Request};
+use axum::response::Response;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -233,8 +234,33 @@ fn build(
                     // The path only: query strings carry secrets (`pin`,
                     // `access_token` of the event streams) that logs must not keep.
                     let path = request.uri().path();
-                    tracing::info_span!("request", method = %request.method(), path, request_id)
+                    let route = request
+                        .extensions()
+                        .get::<MatchedPath>()
+                        .map_or("unmatched", MatchedPath::as_str);
+                    let span = tracing::info_span!(
+                        "request",
+                        method = %request.method(),
+                        route,
+                        path,
+                        request_id,
+                        shop = tracing::field::Empty,
+                        session = tracing::field::Empty,
+                    );
+                    for name in ["shop", "session"] {
+                        if let Some(id) = path_parameter(route, path, name) {
+                            span.record(name, id);
+                        }
+                    }
+                    span
                 })
+                // One access line per request, when its answer's head goes out.
+                .on_response(
+                    |response: &Response, latency: Duration, _: &tracing::Span| {
+                        let latency_ms = latency.as_secs_f64() * 1000.0;
+                        tracing::info!(status = response.status().as_u16(), latency_ms, "answered");
+                    },
+                )
                 // Refusals are answers, not failures; real failures are logged where
                 // they happen, with their cause.
                 .on_failure(()),
@@ -243,6 +269,16 @@ fn build(
         .layer(axum::middleware::map_request(drop_unplain_request_id))
         .with_state(state);
     (router, closing, printers)
+}
+
+/// The id of the shop or session (`name`) in `path`, by the place of
+/// `{shopId}` or `{sessionId}` in the matched `route`, for the logs.
+fn path_parameter<'p>(route: &str, path: &'p str, name: &str) -> Option<&'p str> {
+    let parameter = format!("{{{name}Id}}");
+    route
+        .split('/')
+        .zip(path.split('/'))
+        .find_map(|(template, value)| (template == parameter).then_some(value))
 }
 
 /// A client's `x-request-id` is logged and echoed, so it is kept only when
