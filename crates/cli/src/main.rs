@@ -3,6 +3,7 @@ mod demo;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use demo::DemoArgs;
 use ordergate_rush::RushArgs;
@@ -83,7 +84,13 @@ async fn run(settings: Settings) -> anyhow::Result<()> {
     // Before the database is opened (and migrated): a refused start changes nothing.
     settings.check()?;
     let store = open_store(&settings).await?;
-    let listener = TcpListener::bind(settings.listen).await?;
+    let listener = TcpListener::bind(settings.listen).await.with_context(|| {
+        format!(
+            "cannot listen on {}: another program has that port, or it is not this \
+             machine's address (give another with --listen)",
+            settings.listen
+        )
+    })?;
     serve(settings, store, listener, shutdown_signal()).await
 }
 
