@@ -521,3 +521,97 @@ fn json_logs_have_one_access_line_per_request_and_no_secrets() {
         assert!(!text.contains(secret), "{secret:?} is in the log:\n{text}");
     }
 }
+
+/// The environment file the systemd unit reads, as systemd reads it: one
+/// `NAME=value` a line, `#` comments.
+fn environment_file(path: &str) -> Vec<(String, String)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let (name, value) = line.split_once('=').expect("NAME=value");
+            (name.to_owned(), value.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn the_packaged_environment_starts_the_server_once_a_token_is_set() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../packaging/ordergate.env");
+    let settings = environment_file(example);
+    let names: Vec<&str> = settings.iter().map(|(name, _)| name.as_str()).collect();
+    for name in [
+        "ORDERGATE_DATABASE_URL",
+        "ORDERGATE_STAFF_TOKEN",
+        "ORDERGATE_LOG_FORMAT",
+    ] {
+        assert!(names.contains(&name), "{name} is not in {example}");
+    }
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../packaging/ordergate.service"
+    ))
+    .unwrap();
+    for line in [
+        "EnvironmentFile=/etc/ordergate/ordergate.env",
+        "ExecStart=/usr/bin/ordergate serve",
+        "StateDirectory=ordergate",
+        "ProtectSystem=strict",
+        "Restart=on-failure",
+        "KillSignal=SIGTERM",
+    ] {
+        assert!(unit.lines().any(|l| l == line), "the unit lacks {line}");
+    }
+
+    // As shipped, the token is empty: the service refuses to start.
+    let env_of = |overrides: &[(&str, &str)], dir: &std::path::Path| {
+        let mut env: Vec<(String, String)> = settings.clone();
+        for (name, value) in overrides {
+            env.retain(|(n, _)| n != name);
+            env.push(((*name).to_owned(), (*value).to_owned()));
+        }
+        // The state directory systemd would give it.
+        let database = format!("sqlite://{}", dir.join("ordergate.db").display());
+        env.retain(|(n, _)| n != "ORDERGATE_DATABASE_URL" && n != "ORDERGATE_LISTEN");
+        env.push(("ORDERGATE_DATABASE_URL".into(), database));
+        env.push(("ORDERGATE_LISTEN".into(), "127.0.0.1:0".into()));
+        env
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_ordergate"))
+        .arg("serve")
+        .env_clear()
+        .envs(env_of(&[], dir.path()))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "started without a token");
+    assert!(
+        !dir.path().join("ordergate.db").exists(),
+        "a refused start wrote a database"
+    );
+
+    // With one, it serves, logging JSON.
+    let env = env_of(&[("ORDERGATE_STAFF_TOKEN", TOKEN)], dir.path());
+    let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let mut server = Running::start_logging(&["serve"], &env, Stdio::null());
+    let base = server.base_url();
+    let bearer = format!("Bearer {TOKEN}");
+    let create = reqwest::Client::new()
+        .post(format!("{base}/api/v1/shops"))
+        .json(&serde_json::json!({"name": "Diner", "currency": "USD"}));
+    assert_eq!(send(create, &[("Authorization", &bearer)]).0, 201);
+    let (status, shop) = get(
+        &format!("{base}/api/v1/shops"),
+        &[("Authorization", &bearer)],
+    );
+    assert_eq!(
+        (status, shop["shops"][0]["name"].as_str()),
+        (200, Some("Diner"))
+    );
+    assert!(
+        server.terminate(),
+        "a clean stop on SIGTERM, as the unit's KillSignal sends"
+    );
+}
