@@ -15,7 +15,9 @@
 // These helpers touch no browser global, so Node can test them.
 //
 // Test hooks shared by both pages (see kitchen.js and staff.js for the rest):
-//   #sign-in               the sign-in section (shown while signed out), with
+//   #sign-in               the sign-in section (shown while signed out; the
+//                          forms are drawn into it, from its data-help and
+//                          data-open), with
 //                          #sign-in-message (role=alert: why it is shown, such
 //                          as "this display was signed out")
 //   #login-form            username and password: #username-input,
@@ -312,6 +314,62 @@ export function rightsIn(me, shopId) {
   return { kind: me.kind, role: shop.role, name, may: new Set(shop.may) };
 }
 
+/**
+ * The sign-in forms, one piece for every staff page: an account's form and
+ * a token's, into the page's empty `#sign-in` section. The section says
+ * what differs: `data-help` (the account form's hint) and `data-open` (the
+ * token form's button).
+ */
+function renderSignIn(section) {
+  const field = (id, label, attrs) => [h('label', { for: id }, label), h('input', { id, required: true, ...attrs })];
+  const error = (id) => h('p', { id, class: 'field-error', role: 'alert', hidden: true });
+  section.replaceChildren(
+    h('h2', { id: 'sign-in-title' }, 'Staff sign-in'),
+    h('p', { id: 'sign-in-message', class: 'sign-in-message', role: 'alert', hidden: true }),
+    h(
+      'form',
+      { id: 'login-form', class: 'token-form card', novalidate: true },
+      h('h3', {}, 'Your account'),
+      h('p', { id: 'login-help', class: 'hint' }, section.dataset.help || ''),
+      ...field('username-input', 'Username', {
+        name: 'username',
+        autocomplete: 'username',
+        autocapitalize: 'none',
+        spellcheck: 'false',
+        'aria-describedby': 'login-help login-error',
+      }),
+      ...field('password-input', 'Password', {
+        name: 'password',
+        type: 'password',
+        autocomplete: 'current-password',
+        'aria-describedby': 'login-error',
+      }),
+      error('login-error'),
+      h('button', { type: 'submit', class: 'btn btn-primary' }, 'Sign in'),
+    ),
+    h(
+      'form',
+      { id: 'token-form', class: 'token-form card', novalidate: true },
+      h('h3', {}, 'Or a token'),
+      h(
+        'p',
+        { id: 'token-help', class: 'hint' },
+        'A device token (a manager makes one under Staff & devices, with a QR code to scan) or the platform ' +
+          "administrator's token.",
+      ),
+      ...field('token-input', 'Token', {
+        name: 'token',
+        type: 'password',
+        autocomplete: 'off',
+        spellcheck: 'false',
+        'aria-describedby': 'token-help token-error',
+      }),
+      error('token-error'),
+      h('button', { type: 'submit', class: 'btn' }, section.dataset.open || 'Sign in with the token'),
+    ),
+  );
+}
+
 /** A device token from the URL's `#device=…`, taken out of the URL. */
 function tokenFromLink() {
   const match = /(?:^#|&)device=([^&]+)/.exec(location.hash);
@@ -328,6 +386,7 @@ function tokenFromLink() {
  */
 export function withStaffSignIn({ shopId, start, stop }) {
   const section = document.getElementById('sign-in');
+  renderSignIn(section);
   const message = document.getElementById('sign-in-message');
   const login = document.getElementById('login-form');
   const tokenForm = document.getElementById('token-form');
@@ -858,9 +917,8 @@ export class Chime {
     const unlock = () => this.unlock();
     document.addEventListener('pointerdown', unlock, { capture: true });
     document.addEventListener('keydown', unlock, { capture: true });
-    for (const id of ['login-form', 'token-form']) {
-      document.getElementById(id)?.addEventListener('submit', unlock, { capture: true });
-    }
+    // Signing in is a gesture too (the forms are drawn later, so on the document).
+    document.addEventListener('submit', unlock, { capture: true });
     this.update();
   }
 

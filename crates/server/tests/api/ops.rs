@@ -21,7 +21,7 @@ async fn the_start_page_links_the_staff_pages_and_shows_no_data() {
         page.header("content-type"),
         Some("text/html; charset=utf-8")
     );
-    assert!(page.text.contains("/web/home.js") && page.text.contains("id=\"login-form\""));
+    assert!(page.text.contains("/web/home.js") && page.text.contains("id=\"sign-in\""));
     assert!(
         !page.text.contains(&shop),
         "a shop's id on a page anyone can read"
