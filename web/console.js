@@ -381,8 +381,9 @@ function tokenFromLink() {
 /**
  * Sign in once (unless this tab or device is signed in): a username and
  * password, or a token. The credential must have a role in `shopId`;
- * `start(rights)` is then called with what it may do there (see
- * rightsIn). A 401 later shows the sign-in again with the server's word.
+ * `start(rights, me)` is then called with what it may do there (see
+ * rightsIn) and the `GET /auth/me` answer it was judged from. A 401 later
+ * shows the sign-in again with the server's word.
  */
 export function withStaffSignIn({ shopId, start, stop }) {
   const section = document.getElementById('sign-in');
@@ -444,7 +445,7 @@ export function withStaffSignIn({ shopId, start, stop }) {
       say(loginError, '');
       say(tokenError, '');
       running = true;
-      await start(rights);
+      await start(rights, me);
     } catch (err) {
       if (err instanceof ApiProblem && err.status === 401) return; // form shown
       if (!running) {

@@ -20,9 +20,10 @@ let me = null;
 // A shop being created keeps its key across retries of the same form.
 let shopKey = uuidv4();
 
-async function load() {
+/** `signedIn`: the sign-in's `GET /auth/me`, who this credential is. */
+async function load(_, signedIn) {
+  me = signedIn;
   try {
-    me = await api('/api/v1/auth/me');
     const { shops } = await api('/api/v1/shops');
     render(shops);
   } catch (err) {
@@ -69,7 +70,7 @@ $('shop-form').addEventListener('submit', async (event) => {
     shopKey = uuidv4();
     $('shop-name-input').value = '';
     announce(`${shop.name} was created. Open its staff console to write the menu and add the tables.`);
-    await load();
+    await load(null, me);
   } catch (err) {
     const fields = Array.isArray(err.body?.errors) ? err.body.errors.map((e) => `${e.field} ${e.message}`) : [];
     error.textContent = fields.length ? fields.join('; ') : problemText(err);

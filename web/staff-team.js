@@ -219,5 +219,5 @@ export function createTeam({ shopId, shopPath, rights }) {
     }
   });
 
-  return { load, applyRights };
+  return { load };
 }

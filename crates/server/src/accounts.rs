@@ -106,6 +106,11 @@ impl Actor {
                 "send a staff credential as Authorization: Bearer <token>",
             ));
         };
+        Actor::live(state, token).await
+    }
+
+    /// The actor of `token`: 401 unless it is a live staff credential.
+    pub async fn live(state: &AppState, token: &str) -> Result<Actor, ApiError> {
         if let Some(actor) = Actor::of_token(state, token).await? {
             return Ok(actor);
         }
@@ -295,7 +300,7 @@ pub mod duty {
 /// (403 unless the credential's role in that shop has it). All from the
 /// request's head, before a body is read.
 pub struct Allowed<D> {
-    pub actor: Actor,
+    actor: Actor,
     duty: PhantomData<D>,
 }
 

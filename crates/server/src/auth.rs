@@ -169,12 +169,7 @@ pub async fn session_access(
 ) -> Result<(Session, SessionCaller), ApiError> {
     match Credential::of(headers) {
         Credential::Bearer(token) if Actor::claims_staff(state, token) => {
-            let actor = Actor::of_token(state, token).await?.ok_or_else(|| {
-                ApiError::new(
-                    ErrorCode::Unauthorized,
-                    "the credential is not valid (signed out, revoked, expired, or never issued)",
-                )
-            })?;
+            let actor = Actor::live(state, token).await?;
             let session = state
                 .store()
                 .get_session(session_id)

@@ -235,15 +235,17 @@ impl Watcher {
     }
 
     /// Resolves once the stream's credential no longer allows it; never
-    /// for guests (checkout ends theirs) and the administrator.
+    /// for guests (checkout ends theirs), whose slot it holds meanwhile,
+    /// and the administrator.
     async fn revoked(self, state: AppState) {
-        let Watcher::Staff {
-            actor,
-            shop_id,
-            duty,
-        } = self
-        else {
-            return std::future::pending().await;
+        let (actor, shop_id, duty) = match self {
+            Watcher::Staff {
+                actor,
+                shop_id,
+                duty,
+            } => (actor, shop_id, duty),
+            Watcher::Guest(_slot) => return std::future::pending().await,
+            Watcher::Admin => return std::future::pending().await,
         };
         let mut revocations = state.revocations();
         loop {
@@ -267,12 +269,9 @@ async fn stream(
     watcher: Watcher,
 ) -> Result<Response, ApiError> {
     let frames = state.hub().subscribe(shop_id, audience, cursor).await?;
-    // Counted for as long as the body lives, i.e. the connection.
-    let (slot, watcher) = match watcher {
-        Watcher::Guest(slot) => (Some(slot), Watcher::Admin),
-        other => (None, other),
-    };
-    let connected = (state.metrics().sse_connected(shop_id), slot);
+    // Counted for as long as the body lives, i.e. the connection (the
+    // watcher, with a guest's slot, lives as long).
+    let connected = state.metrics().sse_connected(shop_id);
     // Tells EventSource how soon to reconnect after a cut.
     let hello = stream::once(async { Ok::<_, Infallible>(Bytes::from_static(b"retry: 1000\n\n")) });
     let live = stream::unfold((frames, connected), |(mut frames, connected)| async move {

@@ -162,7 +162,7 @@ struct World {
     device: String,
 }
 
-async fn send_as(app: &TestApp, token: &str, method: Method, path: &str) -> RequestBuilder {
+fn send_as(app: &TestApp, token: &str, method: Method, path: &str) -> RequestBuilder {
     app.request(method, path).bearer_auth(token)
 }
 
@@ -410,9 +410,7 @@ async fn allowed(app: &TestApp, world: &World, token: &str, method: &str, templa
         _ => {}
     }
     let method: Method = method.to_uppercase().parse().unwrap();
-    let mut request = send_as(app, token, method, &path)
-        .await
-        .header("Idempotency-Key", key());
+    let mut request = send_as(app, token, method, &path).header("Idempotency-Key", key());
     if let Some(body) = &body {
         request = request.json(body);
     }
@@ -520,9 +518,14 @@ async fn every_staff_operation_admits_exactly_the_roles_api_md_gives_it() {
         .assert_status(204);
     add_member(&app, &world.shop, "signed-out", "owner").await;
     let signed_out = sign_in(&app, "signed-out").await;
-    TestApp::send(send_as(&app, &signed_out, Method::POST, "/api/v1/auth/logout").await)
-        .await
-        .assert_status(204);
+    TestApp::send(send_as(
+        &app,
+        &signed_out,
+        Method::POST,
+        "/api/v1/auth/logout",
+    ))
+    .await
+    .assert_status(204);
     let removed = add_member(&app, &world.shop, "removed", "owner").await;
     let removed_token = sign_in(&app, "removed").await;
     let path = format!(
@@ -672,7 +675,7 @@ async fn revoking_a_device_or_removing_a_member_ends_their_open_streams_at_once(
     let mut display = SseStream::open(shop_stream(&text(&device, "token"))).await;
     let session_path = format!("/api/v1/sessions/{}/events", world.session);
     let mut tablet =
-        SseStream::open(send_as(&app, &member_token, Method::GET, &session_path).await).await;
+        SseStream::open(send_as(&app, &member_token, Method::GET, &session_path)).await;
     let mut kept = SseStream::open(app.shop_stream(&world.shop)).await;
 
     // Both streams are live: an order reaches them.
@@ -718,7 +721,7 @@ async fn revoking_a_device_or_removing_a_member_ends_their_open_streams_at_once(
     // are refused on their next request.
     let again = SseStream::try_open(shop_stream(&text(&device, "token"))).await;
     again.err().unwrap().assert_problem(401, "UNAUTHORIZED");
-    let again = TestApp::send(send_as(&app, &member_token, Method::GET, &session_path).await).await;
+    let again = TestApp::send(send_as(&app, &member_token, Method::GET, &session_path)).await;
     again.assert_problem(401, "UNAUTHORIZED");
     // The administrator's stream was not touched.
     fresh_order(&app, &world).await;
@@ -744,13 +747,10 @@ async fn the_audit_and_inventory_logs_name_the_account_or_device_that_acted() {
         "/api/v1/shops/{}/inventory/{}/restock",
         world.shop, world.menu.curry
     );
-    let request = send_as(&app, &manager, Method::POST, &restock)
-        .await
-        .json(&json!({"quantity": 5}));
+    let request = send_as(&app, &manager, Method::POST, &restock).json(&json!({"quantity": 5}));
     TestApp::send(request).await.assert_status(200);
     let order = format!("/api/v1/sessions/{}/staff-orders", world.session);
     let request = send_as(&app, &tablet, Method::POST, &order)
-        .await
         .json(&OrderBody::new().line(&world.menu.curry, 2).json());
     let placed = TestApp::send(request).await;
     let order_id = text(placed.assert_status(201), "orderId");
@@ -760,9 +760,8 @@ async fn the_audit_and_inventory_logs_name_the_account_or_device_that_acted() {
         "token",
     );
     let status = format!("/api/v1/orders/{order_id}/status");
-    let request = send_as(&app, &display, Method::POST, &status)
-        .await
-        .json(&json!({"status": "cancelled"}));
+    let request =
+        send_as(&app, &display, Method::POST, &status).json(&json!({"status": "cancelled"}));
     TestApp::send(request).await.assert_status(200);
 
     let log = app.stock_log(&world.shop).await;
@@ -800,8 +799,7 @@ async fn a_credential_learns_who_it_is_and_what_it_may_do_where() {
     let me = |token: String| {
         let app = &app;
         async move {
-            let reply =
-                TestApp::send(send_as(app, &token, Method::GET, "/api/v1/auth/me").await).await;
+            let reply = TestApp::send(send_as(app, &token, Method::GET, "/api/v1/auth/me")).await;
             reply.assert_status(200).clone()
         }
     };

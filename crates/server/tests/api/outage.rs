@@ -209,14 +209,7 @@ async fn postgres_going_away_is_503_and_the_server_recovers_when_it_returns() {
     );
 
     proxy.set_up(true);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while app.get("/readyz").await.status != 200 {
-        assert!(
-            Instant::now() < deadline,
-            "not ready again after the database returned"
-        );
-        sleep(Duration::from_millis(200)).await;
-    }
+    ready_again(&app, "the database returned").await;
     assert_eq!(snapshot(&app, &shop, &session).await, before);
     app.place_order(&session, &pin, "phone", &order_key, &order)
         .await
