@@ -50,6 +50,8 @@
 //                          once and counted once. #sound-hint asks for a tap
 //                          while the browser keeps the audio suspended.
 
+import { compareInstants } from './order-sdk.js';
+
 const TOKEN_KEY = 'ordergate.staffToken';
 // A device's token outlives the tab: a kitchen display is switched off and on.
 const DEVICE_KEY = 'ordergate.deviceToken';
@@ -1044,7 +1046,7 @@ export class ServiceRequests {
   /** The open requests, oldest first. */
   get open() {
     return [...this.byId.values()].sort((a, b) =>
-      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.requestId < b.requestId ? -1 : 1,
+      compareInstants(a.createdAt, b.createdAt) || (a.requestId < b.requestId ? -1 : 1),
     );
   }
 

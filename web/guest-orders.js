@@ -2,7 +2,7 @@
 // the exactly-once rules), what the guest is told about each outcome and
 // refusal, and the table's orders.
 
-import { lineNoteProblem, MAX_LINE_NOTE_CHARS } from './order-sdk.js';
+import { compareInstants, lineNoteProblem, MAX_LINE_NOTE_CHARS } from './order-sdk.js';
 import { optionIndex, maxOf } from './menu-rules.js';
 import { $, el, announce } from './guest-dom.js';
 import {
@@ -385,7 +385,7 @@ function renderOrder(o) {
 
 export function renderOrders() {
   const orders = [...state.orders.values()].sort((a, b) =>
-    String(b.createdAt).localeCompare(String(a.createdAt)) || (b.ticketNumber ?? 0) - (a.ticketNumber ?? 0));
+    compareInstants(b.createdAt, a.createdAt) || (b.ticketNumber ?? 0) - (a.ticketNumber ?? 0));
   $('orders').replaceChildren(...orders.map(renderOrder));
   $('orders-empty').hidden = orders.length > 0;
 }

@@ -106,6 +106,7 @@ import {
   withStaffSignIn,
 } from './console.js';
 import { allDayCounts, renderAllDay } from './kitchen-allday.js';
+import { compareInstants } from './order-sdk.js';
 import { Keyboard } from './kitchen-keys.js';
 import { recallOrder } from './kitchen-recall.js';
 import { RecentStore, renderRecent } from './kitchen-recent.js';
@@ -414,7 +415,7 @@ function scheduleRender() {
 }
 
 function byAge(a, b) {
-  return a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.orderId < b.orderId ? -1 : 1;
+  return compareInstants(a.createdAt, b.createdAt) || (a.orderId < b.orderId ? -1 : 1);
 }
 
 /**

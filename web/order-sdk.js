@@ -354,6 +354,15 @@ function safeStorage(storage) {
  * localhost). A restaurant LAN served over plain http on an IP address is
  * not one, so fall back to crypto.getRandomValues (available everywhere).
  */
+/**
+ * Compares two ISO 8601 times as instants (for sort). The server writes as
+ * many fraction digits as a time needs ("…:38Z", "…:38.120Z"), so comparing
+ * the strings would put a time on the exact second after later ones.
+ */
+export function compareInstants(a, b) {
+  return Date.parse(a) - Date.parse(b);
+}
+
 export function uuidV4() {
   const c = globalThis.crypto;
   if (c && typeof c.randomUUID === 'function') return c.randomUUID();
@@ -938,7 +947,7 @@ export function createOrderClient(options = {}) {
       .filter((o) => o && o.clientId === clientId && !reported.has(o.orderId))
       .filter((o) => { const t = Date.parse(o.createdAt); return Number.isNaN(t) || t >= since; })
       .filter((o) => sameItems(canonicalOrderCart(o), wanted))
-      .sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)))[0];
+      .sort((a, b) => compareInstants(b.createdAt, a.createdAt))[0];
     if (match) return finish('reconciled', match, attempts, key);
     throw new OrdergateError('NOT_CONFIRMED',
       'Your order was not received yet. Check your connection and tap again: it will not be placed twice.',

@@ -5,6 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
+  compareInstants,
   createOrderClient,
   createMenuLoader,
   subscribeSessionEvents,
@@ -1861,4 +1862,16 @@ describe('getTable and getWait', () => {
     assert.deepEqual(urls, [`https://diner.example/api/v1/shops/${SHOP}/wait`]);
     await assert.rejects(getWait({ shopId: SHOP, fetch: async () => problem(404, 'NOT_FOUND')() }), { code: 'NOT_FOUND' });
   });
+});
+
+test('times compare as instants, whatever their fraction digits', () => {
+  // The server leaves the fraction out on the exact second.
+  const times = ['2026-12-01T16:52:38.120Z', '2026-12-01T16:52:38Z', '2026-12-01T16:52:38.5Z', '2026-12-01T16:52:37.999Z'];
+  assert.deepEqual([...times].sort(compareInstants), [
+    '2026-12-01T16:52:37.999Z',
+    '2026-12-01T16:52:38Z',
+    '2026-12-01T16:52:38.120Z',
+    '2026-12-01T16:52:38.5Z',
+  ]);
+  assert.equal([...times].sort().at(-1), '2026-12-01T16:52:38Z', 'as strings, the exact second sorts last');
 });
