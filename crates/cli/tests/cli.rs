@@ -67,7 +67,9 @@ impl Running {
             .status()
             .unwrap();
         assert!(status.success());
-        for _ in 0..100 {
+        // Up to 15 s: under a full test run a PostgreSQL node once took
+        // over 5 s to finish stopping.
+        for _ in 0..300 {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status.success();
             }
