@@ -95,21 +95,27 @@ async fn run(settings: Settings) -> anyhow::Result<()> {
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM (what service managers send).
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    // Registered now, not when the future is first polled: a SIGTERM that
+    // arrives just after "listening on" is printed must stop the server
+    // gracefully, not kill it by the default action.
+    let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    async move {
+        let interrupt = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let terminate = async {
+            match terminate {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending().await,
             }
-            Err(_) => std::future::pending().await,
+        };
+        tokio::select! {
+            () = interrupt => {}
+            () = terminate => {}
         }
-    };
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
+        tracing::info!("shutting down: finishing in-flight requests");
     }
-    tracing::info!("shutting down: finishing in-flight requests");
 }

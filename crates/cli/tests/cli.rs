@@ -67,9 +67,7 @@ impl Running {
             .status()
             .unwrap();
         assert!(status.success());
-        // Up to 15 s: under a full test run a PostgreSQL node once took
-        // over 5 s to finish stopping.
-        for _ in 0..300 {
+        for _ in 0..100 {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status.success();
             }
