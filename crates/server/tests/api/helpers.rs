@@ -214,8 +214,17 @@ impl TestApp {
 
     /// Another node on `database`, which the caller keeps.
     pub async fn spawn_node(database: &TestDatabase) -> TestApp {
+        Self::spawn_node_with(database, |_| {}).await
+    }
+
+    /// [`TestApp::spawn_node`] with its settings changed by `configure`.
+    pub async fn spawn_node_with(
+        database: &TestDatabase,
+        configure: impl FnOnce(&mut Settings),
+    ) -> TestApp {
         let mut settings = Settings::new(database.url.clone());
         settings.staff_token = Some(STAFF_TOKEN.into());
+        configure(&mut settings);
         Self::start(settings, None, Arc::default()).await
     }
 

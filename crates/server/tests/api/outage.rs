@@ -602,3 +602,114 @@ async fn an_order_whose_client_hung_up_still_completes_and_leaves_its_connection
     .await
     .assert_order(false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cut_off_refused_and_joined_orders_all_give_their_connections_back_idle() {
+    // Every way an order ends early at once: the server's request timeout
+    // cutting the handler off, clients hanging up, a second tap joining the
+    // first one's key, a wait for the key running out, refusals. None of
+    // them may leave a pooled connection inside a transaction, where the
+    // next borrower's BEGIN would land in it.
+    let Some(database) = TestDatabase::postgres().await else {
+        eprintln!("skipped: set ORDERGATE_TEST_DATABASE_URL to run it on PostgreSQL");
+        return;
+    };
+    let application = format!("og_storm_{}", uuid::Uuid::new_v4().simple());
+    let url = format!("{}&application_name={application}", database.url);
+    let database = database.with_url(url.clone());
+    let app = TestApp::spawn_node_with(&database, |s| {
+        s.request_timeout_secs = 1;
+        s.inflight_wait_ms = 300;
+    })
+    .await;
+    let (shop, menu) = app.shop_with_menu().await;
+    app.set_inventory(&shop, &menu.beer, json!({"stock": 3}))
+        .await
+        .assert_status(200);
+    let mut tables = Vec::new();
+    for label in ["T1", "T2", "T3", "T4"] {
+        tables.push(app.table(&shop, label).await);
+    }
+
+    // T1 is held for 2 s: its orders wait past the request timeout, past
+    // their clients' patience and past the wait for a key in flight.
+    let mut holder = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut held = holder.begin().await.unwrap();
+    sqlx::query("select 1 from table_sessions where session_id = $1::uuid for update")
+        .bind(&tables[0].0)
+        .execute(&mut *held)
+        .await
+        .unwrap();
+    let keys: Vec<String> = (0..12).map(|_| key()).collect();
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let orders = (0..64).map(|n| {
+        let (session, pin) = tables[n % tables.len()].clone();
+        // Pairs of taps share a key; beer runs out after three.
+        let key = keys.get(n / 2).cloned().unwrap_or_else(key);
+        let item = if n % 5 == 0 { &menu.beer } else { &menu.soup };
+        let body = OrderBody::new().line(item, 1).allow_repeat().json();
+        let client = if n % 4 == 3 {
+            impatient.clone()
+        } else {
+            app.client.clone()
+        };
+        let url = format!("{}/api/v1/sessions/{session}/orders", app.base);
+        async move {
+            client
+                .post(url)
+                .header("X-Session-PIN", pin)
+                .header("X-Client-Id", format!("phone-{n}"))
+                .header("Idempotency-Key", key)
+                .json(&body)
+                .send()
+                .await
+                .map(|response| response.status().as_u16())
+                .ok()
+        }
+    });
+    let storm = tokio::spawn(join_all(orders));
+    sleep(Duration::from_secs(2)).await;
+    held.commit().await.unwrap();
+    let answers = storm.await.unwrap();
+    let answered: Vec<u16> = answers.iter().flatten().copied().collect();
+    for expected in [201, 408, 409] {
+        assert!(
+            answered.contains(&expected),
+            "no {expected} among the answers {answered:?}: the storm missed a path"
+        );
+    }
+    assert!(answers.iter().any(Option::is_none), "no client hung up");
+
+    // Once the work left running without its clients is done, every
+    // connection of the server's pool is idle, outside any transaction (one
+    // left inside stays "idle in transaction" for good).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let states: Vec<String> = sqlx::query_scalar(
+            "select coalesce(state, '') from pg_stat_activity
+             where application_name = $1 and pid <> pg_backend_pid()",
+        )
+        .bind(&application)
+        .fetch_all(&mut holder)
+        .await
+        .unwrap();
+        if states.iter().all(|s| s == "idle") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a connection was not given back idle: {states:?}"
+        );
+        sleep(Duration::from_millis(100)).await;
+    }
+    // And the server goes on: every table takes an order.
+    for (n, (session, pin)) in tables.iter().enumerate() {
+        let body = OrderBody::new().line(&menu.curry, 1).allow_repeat().json();
+        app.place_order(session, pin, &format!("after-{n}"), &key(), &body)
+            .await
+            .assert_order(false);
+    }
+}
