@@ -506,6 +506,7 @@ fn json_logs_have_one_access_line_per_request_and_no_secrets() {
                 "span.{field} missing: {line}"
             );
         }
+        assert_eq!(line["span"]["client"], "127.0.0.1", "{line}");
     }
     let session_read = answered
         .iter()

@@ -32,7 +32,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::extract::MAX_BODY_BYTES;
 use crate::hub::Hub;
 use crate::idempotency::InFlight;
-use crate::limits::{Limits, PARSER_MAX_HEADER_FIELDS};
+use crate::limits::{Limits, PARSER_MAX_HEADER_FIELDS, client_address};
 use crate::menu_cache::MenuCache;
 use crate::metrics::Metrics;
 use crate::photo_cache::PhotoCache;
@@ -180,6 +180,7 @@ fn build(
     store.set_change_listener(listener(&menu_cache, &hub, &printing));
     let closing = Arc::clone(&hub);
     let printers = Arc::clone(&printing);
+    let trusted_proxies = settings.trusted_proxies.clone();
     let state = AppState(Arc::new(Inner {
         store,
         clock,
@@ -225,7 +226,7 @@ fn build(
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(|request: &Request<_>| {
+                .make_span_with(move |request: &Request<_>| {
                     let request_id = request
                         .headers()
                         .get(REQUEST_ID)
@@ -238,12 +239,20 @@ fn build(
                         .extensions()
                         .get::<MatchedPath>()
                         .map_or("unmatched", MatchedPath::as_str);
+                    // The address limits go by: behind a trusted proxy, the
+                    // one its X-Forwarded-For names.
+                    let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(
+                        |ConnectInfo(peer)| {
+                            client_address(peer.ip(), request.headers(), &trusted_proxies)
+                        },
+                    );
                     let span = tracing::info_span!(
                         "request",
                         method = %request.method(),
                         route,
                         path,
                         request_id,
+                        client = client.map(tracing::field::display),
                         shop = tracing::field::Empty,
                         session = tracing::field::Empty,
                     );
