@@ -14,11 +14,15 @@
 //!   live subscribers;
 //! - `memory`: the resident memory of a server process holding 10 000 idle
 //!   subscribers.
+//! - `postgres` (not run unless named, with `--postgres`): new orders over
+//!   64 shops and at one shop, their p99 and replays on PostgreSQL, against
+//!   raw single-row insert transactions on the same server.
 //!
 //! The modules: [`load`] (closed- and open-loop generators), [`references`],
 //! [`server`] (the server in this process or as a child, seeding, metrics),
 //! [`orders`], [`menu`], [`sse`] (a raw event-stream client), [`live`]
-//! (fan-out and memory), [`parts`] (each part's figures in turn), [`sys`]
+//! (fan-out and memory), [`parts`] (each part's figures in turn),
+//! [`postgres`], [`sys`]
 //! (fd limit, `/proc`) and [`report`].
 
 mod live;
@@ -26,6 +30,7 @@ mod load;
 mod menu;
 mod orders;
 mod parts;
+mod postgres;
 mod references;
 mod report;
 mod server;
@@ -120,6 +125,12 @@ pub struct Args {
 
     /// Internal: run only the server on this database URL (the memory
     /// figure's child process); it stops when its standard input closes.
+    /// The PostgreSQL server of the `postgres` part (a `postgres://` URL
+    /// whose user may create databases): it runs on a database of its own
+    /// there, dropped afterwards.
+    #[arg(long, env = "ORDERGATE_BENCH_POSTGRES")]
+    postgres: Option<String>,
+
     #[arg(long, hide = true)]
     serve_child: Option<String>,
 }
@@ -132,6 +143,7 @@ enum Part {
     Latency,
     Fanout,
     Memory,
+    Postgres,
 }
 
 impl Args {
@@ -214,6 +226,10 @@ async fn run(args: Args) -> anyhow::Result<bool> {
     ];
     if in_process.iter().any(|&part| args.runs(part)) {
         parts::run_in_process(&args, dir.path(), &references, &mut report).await?;
+    }
+
+    if args.runs(Part::Postgres) {
+        postgres::run(&args, &mut report).await?;
     }
 
     if args.runs(Part::Memory) {

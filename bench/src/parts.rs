@@ -173,5 +173,13 @@ async fn run_latency(
     };
     let rate = args.latency_rate.unwrap_or(peak / 2.0);
     eprintln!("[latency] new guest orders open-loop at {rate:.0}/s …");
-    orders::latency_at_rate(args, base, shop, rate, report).await
+    orders::latency_at_rate(
+        args,
+        base,
+        shop,
+        rate,
+        (orders::LATENCY_TARGET_MS, "new orders"),
+        report,
+    )
+    .await
 }

@@ -50,7 +50,12 @@ pub struct BenchServer {
 
 impl BenchServer {
     pub async fn start(database: &Path) -> anyhow::Result<BenchServer> {
-        let settings = settings(sqlite_url(database));
+        Self::start_url(sqlite_url(database)).await
+    }
+
+    /// The server on the database `url` names.
+    pub async fn start_url(url: String) -> anyhow::Result<BenchServer> {
+        let settings = settings(url);
         let store = open_store(&settings).await?;
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let base = format!("http://{}", listener.local_addr()?);
@@ -198,6 +203,8 @@ pub struct ShopSpec {
 enum Tracked {
     /// Every other item and the first topping.
     EveryOther,
+    /// Every item but the first.
+    AllButFirst,
     All,
     None,
 }
@@ -227,7 +234,20 @@ impl ShopSpec {
         }
     }
 
-    /// The memory figure's shop: one untracked item, one table.
+    /// The PostgreSQL one-shop figures' shop: an untracked item and a
+    /// tracked one, one table per client.
+    pub fn one_shop(args: &Args) -> ShopSpec {
+        ShopSpec {
+            name: "Bench One Shop".into(),
+            items: 2,
+            tracked: Tracked::AllButFirst,
+            toppings: 0,
+            sessions: args.clients,
+        }
+    }
+
+    /// The memory figure's shop, and each of the PostgreSQL spread
+    /// figure's: one untracked item, one table.
     pub fn small() -> ShopSpec {
         ShopSpec {
             name: "Bench Idle".into(),
@@ -240,6 +260,7 @@ impl ShopSpec {
 }
 
 /// A seeded shop: its sessions (id, pin) and orderable items.
+#[derive(Clone)]
 pub struct Shop {
     pub shop_id: String,
     pub sessions: Vec<(String, String)>,
@@ -280,6 +301,7 @@ pub async fn seed(base: &str, spec: &ShopSpec) -> anyhow::Result<Shop> {
     let tracked: Vec<&String> = match spec.tracked {
         Tracked::EveryOther => items.iter().step_by(2).chain(toppings.first()).collect(),
         Tracked::All => items.iter().collect(),
+        Tracked::AllButFirst => items.iter().skip(1).collect(),
         Tracked::None => Vec::new(),
     };
     for id in tracked {

@@ -1,0 +1,253 @@
+//! The PostgreSQL figures (`--only postgres`, on the server `--postgres`
+//! names): ordergate on a fresh database of that server, against raw
+//! single-row insert transactions on the same server at the same client
+//! concurrency, measured in the same run.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use serde_json::json;
+use sqlx::Connection;
+use sqlx::postgres::PgConnection;
+use uuid::Uuid;
+
+use crate::Args;
+use crate::load::{Figure, MakeRequest, drive, histogram, micros};
+use crate::orders::{self, order_request};
+use crate::report::{Report, Row};
+use crate::server::{self, BenchServer, Shop, ShopSpec};
+
+/// Issue 20: orders spread over many shops reach half the raw transactions.
+const SPREAD_TARGET: f64 = 0.5;
+/// Issue 20: one shop takes at least this many orders a second.
+const ONE_SHOP_TARGET: f64 = 1000.0;
+/// Issue 20: p99 of one shop's orders at half its peak.
+const LATENCY_TARGET_MS: f64 = 20.0;
+
+/// A database of its own on the server, dropped at the end.
+struct BenchDatabase {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl BenchDatabase {
+    async fn create(admin_url: &str) -> anyhow::Result<BenchDatabase> {
+        let name = format!("ordergate_bench_{}", Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(admin_url)
+            .await
+            .with_context(|| format!("connecting to {admin_url}"))?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("create database {name}")))
+            .execute(&mut admin)
+            .await?;
+        let mut url = reqwest::Url::parse(admin_url).context("--postgres is not a URL")?;
+        url.set_path(&name);
+        Ok(BenchDatabase {
+            admin_url: admin_url.to_owned(),
+            name,
+            url: url.to_string(),
+        })
+    }
+
+    async fn drop(self) -> anyhow::Result<()> {
+        let mut admin = PgConnection::connect(&self.admin_url).await?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "drop database {} with (force)",
+            self.name
+        )))
+        .execute(&mut admin)
+        .await?;
+        Ok(())
+    }
+}
+
+pub async fn run(args: &Args, report: &mut Report) -> anyhow::Result<()> {
+    let admin_url = args
+        .postgres
+        .as_deref()
+        .context("the postgres part needs --postgres URL (or ORDERGATE_BENCH_POSTGRES)")?;
+    let database = BenchDatabase::create(admin_url).await?;
+    let measured = measure(args, &database, report).await;
+    database.drop().await?;
+    measured
+}
+
+async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> anyhow::Result<()> {
+    eprintln!(
+        "[postgres] raw single-row insert transactions, {} connections …",
+        args.clients
+    );
+    let raw = raw_inserts(&database.url, args).await?;
+    report.push(Row::reference(
+        &format!("raw PostgreSQL 1-row insert tx x {}", args.clients),
+        &raw,
+    ));
+
+    let server = BenchServer::start_url(database.url.clone()).await?;
+    let base = server.base.clone();
+
+    let mut spread_shops = Vec::new();
+    for _ in 0..args.clients {
+        spread_shops.push(server::seed(&base, &ShopSpec::small()).await?);
+    }
+    eprintln!(
+        "[postgres] new orders over {} shops of one table …",
+        spread_shops.len()
+    );
+    let spread = one_line_orders(args, &base, Arc::new(spread_shops), Item::Untracked).await?;
+    report.push(Row::ratio(
+        &format!("PG orders, {} shops x 1 table", args.clients),
+        &spread,
+        ("raw PG", &raw),
+        SPREAD_TARGET,
+    ));
+
+    let one_shop = Arc::new(server::seed(&base, &ShopSpec::one_shop(args)).await?);
+    let only_it = Arc::new(vec![(*one_shop).clone()]);
+    for item in [Item::Untracked, Item::Tracked] {
+        eprintln!(
+            "[postgres] new orders at one shop of {} tables, {} …",
+            args.clients,
+            item.name()
+        );
+        let figure = one_line_orders(args, &base, Arc::clone(&only_it), item).await?;
+        report.push(
+            Row::info(
+                &format!(
+                    "PG orders, 1 shop x {} tables, {}",
+                    args.clients,
+                    item.name()
+                ),
+                format!("{:.0}/s", figure.rate),
+            )
+            .latency(figure.ms(0.5), figure.ms(0.99))
+            .errors(figure.errors)
+            .target(
+                &format!(">= {ONE_SHOP_TARGET:.0}/s"),
+                figure.errors == 0 && figure.rate >= ONE_SHOP_TARGET,
+            ),
+        );
+        if item == Item::Untracked {
+            let rate = figure.rate / 2.0;
+            eprintln!("[postgres] one shop's orders open-loop at {rate:.0}/s …");
+            orders::latency_at_rate(
+                args,
+                &base,
+                &one_shop,
+                rate,
+                (LATENCY_TARGET_MS, "PG orders, 1 shop"),
+                report,
+            )
+            .await?;
+        }
+    }
+    eprintln!("[postgres] replayed orders …");
+    let replays = orders::replays(args, &base, &one_shop).await?;
+    report.push(Row::reference("PG replayed orders (same key)", &replays));
+    server.stop().await
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Item {
+    Untracked,
+    Tracked,
+}
+
+impl Item {
+    fn name(self) -> &'static str {
+        match self {
+            Item::Untracked => "untracked item",
+            Item::Tracked => "one tracked item",
+        }
+    }
+}
+
+/// One-line orders, closed loop: worker `w` orders at table `w` of shop
+/// `w` (both modulo their counts), the shop's first item (untracked) or
+/// second (stock-tracked).
+async fn one_line_orders(
+    args: &Args,
+    base: &str,
+    shops: Arc<Vec<Shop>>,
+    item: Item,
+) -> anyhow::Result<Figure> {
+    let base = base.to_owned();
+    let make: MakeRequest = Arc::new(move |client, w, _| {
+        let shop = &shops[w % shops.len()];
+        let (session, pin) = &shop.sessions[w % shop.sessions.len()];
+        let item = &shop.items[match item {
+            Item::Untracked => 0,
+            Item::Tracked => 1,
+        }];
+        let body = json!({"items": [{"menuItemId": item, "quantity": 1}], "note": ""});
+        order_request(client, &base, session, pin, w, Uuid::new_v4(), &body)
+    });
+    drive(
+        args.clients,
+        args.warmup(),
+        args.duration(),
+        make,
+        orders::new_order,
+    )
+    .await
+}
+
+/// `--clients` connections, each committing one single-row insert
+/// transaction after another (`BEGIN; INSERT; COMMIT`, as pgbench's
+/// simple protocol does): a key like an idempotency key (unique) and an
+/// order-sized JSON body, at the server's default durability.
+async fn raw_inserts(url: &str, args: &Args) -> anyhow::Result<Figure> {
+    let mut setup = PgConnection::connect(url).await?;
+    sqlx::raw_sql(
+        "create table raw_orders (
+             id bigint generated always as identity primary key,
+             idempotency_key uuid not null unique,
+             body jsonb not null
+         )",
+    )
+    .execute(&mut setup)
+    .await?;
+    let body = json!({"items": [{"menuItemId": Uuid::new_v4(), "quantity": 1, "toppingIds": []}],
+                      "note": "bench"});
+    let measure_from = Instant::now() + args.warmup();
+    let until = measure_from + args.duration();
+    let mut workers = Vec::new();
+    for _ in 0..args.clients {
+        let mut conn = PgConnection::connect(url).await?;
+        let body = body.clone();
+        workers.push(tokio::spawn(async move {
+            let mut latency = histogram();
+            let mut done = 0u64;
+            while Instant::now() < until {
+                let began = Instant::now();
+                let mut tx = conn.begin().await?;
+                sqlx::query("insert into raw_orders (idempotency_key, body) values ($1, $2)")
+                    .bind(Uuid::new_v4())
+                    .bind(&body)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                let ended = Instant::now();
+                if began >= measure_from && ended <= until {
+                    latency.saturating_record(micros(ended - began));
+                    done += 1;
+                }
+            }
+            anyhow::Ok((latency, done))
+        }));
+    }
+    let mut latency = histogram();
+    let mut done = 0;
+    for worker in workers {
+        let (h, d) = worker.await??;
+        latency.add(&h)?;
+        done += d;
+    }
+    Ok(Figure {
+        rate: done as f64 / args.duration().as_secs_f64(),
+        latency,
+        errors: 0,
+        first_error: None,
+    })
+}
