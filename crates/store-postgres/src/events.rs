@@ -3,7 +3,6 @@
 use ordergate_domain::Timestamp;
 use ordergate_domain::events::{Event, EventType};
 use ordergate_domain::paging::Limit;
-use ordergate_store::Change;
 use sqlx::Row;
 use sqlx::postgres::PgConnection;
 use uuid::Uuid;
@@ -29,27 +28,27 @@ pub(crate) async fn append(
     now: Timestamp,
 ) -> Result<i64, PgError> {
     let data = serde_json::to_string(data)?;
+    // One round trip: the shop's counter row is bumped (and stays locked to
+    // the commit, which keeps ids in commit order) and its value is the new
+    // event's id.
     let event_id: i64 = sqlx::query_scalar(
-        "insert into event_counters (shop_id, last_event_id) values ($1, 1)
-         on conflict (shop_id) do update set last_event_id = event_counters.last_event_id + 1
-         returning last_event_id",
+        "with counter as (
+             insert into event_counters (shop_id, last_event_id) values ($1, 1)
+             on conflict (shop_id) do update set last_event_id = event_counters.last_event_id + 1
+             returning last_event_id
+         )
+         insert into events (shop_id, event_id, event_type, session_id, data, created_at)
+         select $1, last_event_id, $2, $3, $4, $5 from counter
+         returning event_id",
     )
     .bind(shop_id)
-    .fetch_one(tx.conn())
-    .await?;
-    sqlx::query(
-        "insert into events (shop_id, event_id, event_type, session_id, data, created_at)
-         values ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(shop_id)
-    .bind(event_id)
     .bind(event_type.as_str())
     .bind(session_id)
     .bind(data)
     .bind(now)
-    .execute(tx.conn())
+    .fetch_one(tx.conn())
     .await?;
-    tx.note(Change::Events(shop_id));
+    tx.note_event(shop_id, event_id);
     Ok(event_id)
 }
 

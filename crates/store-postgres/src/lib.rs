@@ -17,12 +17,14 @@
 //!
 //! Each transaction touches one shop's rows. Committed changes are
 //! announced to this node's listener before the write returns, and to
-//! every node through `NOTIFY` (see [`listen`]).
+//! every node through a `NOTIFY` sent just after the commit (see
+//! [`doorbell`] and [`listen`]).
 
 mod accounts;
 mod audit;
 mod catalog;
 mod codec;
+mod doorbell;
 mod error;
 mod events;
 mod facade;
@@ -48,10 +50,10 @@ use std::time::Duration;
 use ordergate_store::{StoreError, StoreResult};
 use sqlx::Transaction;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, Postgres};
-use tokio::task::JoinHandle;
 
+use crate::doorbell::Doorbell;
 use crate::error::{PgError, cannot_connect, classify};
-use crate::listen::Announcer;
+use crate::listen::{Announcer, Listening};
 use crate::tx::{LOCK_TIMEOUT, Tx};
 
 pub use error::describe;
@@ -87,17 +89,12 @@ pub struct PgStore {
 struct Pg {
     pool: PgPool,
     announcer: Announcer,
-    listening: JoinHandle<()>,
+    doorbell: Doorbell,
+    listening: Listening,
 }
 
 /// The contract's default `inflight-wait-ms`.
 const DEFAULT_IN_FLIGHT_WAIT: Duration = Duration::from_secs(2);
-
-impl Drop for Pg {
-    fn drop(&mut self) {
-        self.listening.abort();
-    }
-}
 
 /// The version of this binary's newest migration.
 fn newest_migration() -> i64 {
@@ -143,13 +140,15 @@ impl PgStore {
             other => StoreError::Internal(Box::new(other)),
         })?;
         let announcer = Announcer::default();
-        let listening = listen::start(options, announcer.clone())
+        let doorbell = Doorbell::start(&options);
+        let listening = listen::start(options, pool.clone(), announcer.clone())
             .await
             .map_err(classify)?;
         Ok(PgStore {
             pg: Arc::new(Pg {
                 pool,
                 announcer,
+                doorbell,
                 listening,
             }),
             in_flight_wait: DEFAULT_IN_FLIGHT_WAIT,
@@ -184,15 +183,21 @@ impl Pg {
         Tx::begin(&self.pool).await.map_err(cannot_connect)
     }
 
-    /// Commits `tx` when `result` is a success and announces its changes on
-    /// this node before answering; rolls it back otherwise.
+    /// Commits `tx` when `result` is a success, announces its changes on
+    /// this node and rings the other nodes before answering; rolls it back
+    /// otherwise.
     async fn finish<T>(&self, tx: Tx, result: Result<T, PgError>) -> StoreResult<T> {
         match result {
             Ok(value) => {
-                let changes = tx.commit().await?;
-                changes
-                    .into_iter()
-                    .for_each(|change| self.announcer.announce(change));
+                let committed = tx.commit().await?;
+                committed
+                    .changes
+                    .iter()
+                    .for_each(|change| self.announcer.announce(*change));
+                for (shop_id, event_id) in &committed.newest_events {
+                    self.listening.heard.note(*shop_id, *event_id);
+                }
+                self.doorbell.ring(&committed);
                 Ok(value)
             }
             Err(e) => {

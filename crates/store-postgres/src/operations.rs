@@ -23,6 +23,7 @@ use sqlx::Executor;
 use uuid::Uuid;
 
 use crate::error::{PgError, cannot_connect, is_lock_timeout};
+use crate::tx::Tx;
 use crate::{
     Pg, accounts, audit, catalog, done, events, idempotency, inventory, orders, photos, place,
     printers, service, sessions, shops, staff, tables,
@@ -293,8 +294,11 @@ impl Pg {
         order: PlaceOrder,
         in_flight_wait: Duration,
     ) -> StoreResult<Ordered> {
-        let mut tx = self.begin().await?;
-        let result = place::place(&mut tx, &order, in_flight_wait).await;
+        let first_wait = place::first_wait(&order, in_flight_wait);
+        let mut tx = Tx::begin_waiting(&self.pool, first_wait)
+            .await
+            .map_err(cannot_connect)?;
+        let result = place::place(&mut tx, &order).await;
         let gave_up = match &result {
             Err(PgError::Rejected(Rejection::RequestInProgress)) => {
                 Some(Rejection::RequestInProgress)

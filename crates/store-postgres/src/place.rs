@@ -31,28 +31,35 @@ use crate::orders::{self, select};
 use crate::tx::Tx;
 use crate::{audit, catalog, events, sessions};
 
+/// How long the transaction of `cmd` may wait for its first lock: the
+/// claim's key for `in_flight_wait`, or else its table until the order
+/// gives up on it. [`place`] expects its transaction begun with this bound.
+pub(crate) fn first_wait(cmd: &PlaceOrder, in_flight_wait: Duration) -> Duration {
+    match cmd.claim {
+        Some(_) => in_flight_wait,
+        None => table_wait(cmd),
+    }
+}
+
+/// The rest waits no longer than the order is willing to wait for its table.
+fn table_wait(cmd: &PlaceOrder) -> Duration {
+    cmd.rules
+        .busy_deadline
+        .saturating_duration_since(Instant::now())
+}
+
 /// Places an order or refuses it, and files the audit row either way: a
 /// refusal is an `Ok` outcome, so its audit row (and PIN count) commit.
-/// A request still holding the claim's key after `in_flight_wait` (on any
-/// node) ends this one as `RequestInProgress`.
-pub(crate) async fn place(
-    tx: &mut Tx,
-    cmd: &PlaceOrder,
-    in_flight_wait: Duration,
-) -> Result<Ordered, PgError> {
+/// A request still holding the claim's key past the transaction's first
+/// wait ([`first_wait`]; on any node) ends this one as `RequestInProgress`.
+pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgError> {
     if let Some(claim) = &cmd.claim {
-        tx.lock_timeout(in_flight_wait).await?;
         match idempotency::lock(tx, claim).await {
             Err(e) if is_lock_timeout(&e) => return Err(Rejection::RequestInProgress.into()),
             other => other?,
         }
+        tx.lock_timeout(table_wait(cmd)).await?;
     }
-    // The rest waits no longer than the order is willing to wait for its table.
-    let left = cmd
-        .rules
-        .busy_deadline
-        .saturating_duration_since(Instant::now());
-    tx.lock_timeout(left).await?;
     let Some(session) = sessions::lock(tx, cmd.session_id).await? else {
         return Err(Rejection::NotFound("session").into());
     };
@@ -97,16 +104,18 @@ pub(crate) async fn committed_replay(
     policy: PinPolicy,
     now: Timestamp,
 ) -> Result<Option<Replay>, PgError> {
-    let Some(session) = sessions::find(conn, session_id).await? else {
-        return Ok(None);
-    };
-    if !session.admits_as_is(proof, policy, now) {
-        return Ok(None);
-    }
+    // The key first: most orders bring a new one, and that ends it in one
+    // round trip.
     let Some(record) = idempotency::record(conn, claim, now).await? else {
         return Ok(None);
     };
     if !claim.answered_by(&record.fingerprint, record.expires_at, now) {
+        return Ok(None);
+    }
+    let Some(session) = sessions::find(conn, session_id).await? else {
+        return Ok(None);
+    };
+    if !session.admits_as_is(proof, policy, now) {
         return Ok(None);
     }
     Ok(Some(Replay::of(session.shop_id, record.response)?))

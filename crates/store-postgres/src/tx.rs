@@ -2,19 +2,18 @@
 //!
 //! Every write runs in one [`Tx`]: the steps note the [`Change`]s they make
 //! on it as they go (a context passed down, not a thread-local, since one
-//! task may have several transactions open across awaits). Committing
-//! queues one `NOTIFY` per change inside the transaction, so other nodes
-//! hear of it exactly when it becomes visible, and hands the changes back
-//! to be announced on this node.
+//! task may have several transactions open across awaits). Committing hands
+//! them back, to be announced on this node and rung to the others (see
+//! [`crate::doorbell`]).
 
 use std::time::Duration;
 
 use ordergate_store::Change;
-use sqlx::Transaction;
 use sqlx::postgres::{PgConnection, PgPool, Postgres};
+use sqlx::{AssertSqlSafe, Transaction};
+use uuid::Uuid;
 
 use crate::error::PgError;
-use crate::listen;
 
 /// The longest any statement waits for a lock, unless its transaction sets
 /// another bound (the order path sets its deadline). Holders are short
@@ -31,6 +30,14 @@ pub(crate) fn millis(wait: Duration) -> String {
 pub(crate) struct Tx {
     db: Transaction<'static, Postgres>,
     changes: Vec<Change>,
+    newest_events: Vec<(Uuid, i64)>,
+}
+
+/// What a committed transaction changed: its changes, and the newest event
+/// id it appended in each shop.
+pub(crate) struct Committed {
+    pub(crate) changes: Vec<Change>,
+    pub(crate) newest_events: Vec<(Uuid, i64)>,
 }
 
 impl Tx {
@@ -41,6 +48,18 @@ impl Tx {
         Ok(Tx {
             db: pool.begin().await?,
             changes: Vec::new(),
+            newest_events: Vec::new(),
+        })
+    }
+
+    /// [`Tx::begin`] with every lock wait bounded by `wait` from the start:
+    /// `SET LOCAL lock_timeout` goes in the same round trip as its `BEGIN`.
+    pub(crate) async fn begin_waiting(pool: &PgPool, wait: Duration) -> Result<Tx, sqlx::Error> {
+        let begin = format!("begin; set local lock_timeout = '{}'", millis(wait));
+        Ok(Tx {
+            db: pool.begin_with(AssertSqlSafe(begin)).await?,
+            changes: Vec::new(),
+            newest_events: Vec::new(),
         })
     }
 
@@ -55,6 +74,20 @@ impl Tx {
         }
     }
 
+    /// Notes the event this transaction appended as `event_id` in the shop's
+    /// log (and so the change of its events).
+    pub(crate) fn note_event(&mut self, shop_id: Uuid, event_id: i64) {
+        self.note(Change::Events(shop_id));
+        match self
+            .newest_events
+            .iter_mut()
+            .find(|(shop, _)| *shop == shop_id)
+        {
+            Some((_, newest)) => *newest = (*newest).max(event_id),
+            None => self.newest_events.push((shop_id, event_id)),
+        }
+    }
+
     /// Bounds every lock wait of the rest of this transaction (`SET LOCAL
     /// lock_timeout`); a wait that runs out fails with SQLSTATE 55P03.
     pub(crate) async fn lock_timeout(&mut self, wait: Duration) -> Result<(), PgError> {
@@ -65,19 +98,13 @@ impl Tx {
         Ok(())
     }
 
-    /// Commits, with a `NOTIFY` for every noted change delivered on commit,
-    /// and returns the changes for this node's own listener.
-    pub(crate) async fn commit(mut self) -> Result<Vec<Change>, PgError> {
-        if !self.changes.is_empty() {
-            let payloads: Vec<String> = self.changes.iter().map(|c| listen::payload(*c)).collect();
-            sqlx::query("select pg_notify($1, payload) from unnest($2::text[]) as payload")
-                .bind(listen::CHANNEL)
-                .bind(payloads)
-                .execute(&mut *self.db)
-                .await?;
-        }
+    /// Commits, and returns what changed.
+    pub(crate) async fn commit(self) -> Result<Committed, PgError> {
         self.db.commit().await?;
-        Ok(self.changes)
+        Ok(Committed {
+            changes: self.changes,
+            newest_events: self.newest_events,
+        })
     }
 
     /// Rolls back; a failure to do so is left to the pool, which discards a

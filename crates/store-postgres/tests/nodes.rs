@@ -242,3 +242,63 @@ async fn a_listener_that_lost_its_connection_reconnects_and_reloads_everything()
     let (shop_id, _) = curry_shop(&here, 1).await;
     assert!(hears(&heard, Change::Catalog(shop_id)).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_whose_doorbell_never_rang_is_caught_up() {
+    let Some(url) = support::database_url() else {
+        return;
+    };
+    let schema = Schema::create(&url).await;
+    let node = schema.store().await;
+    let heard = recorder(&node);
+    let (shop_id, _) = curry_shop(&node, 10).await;
+    // Let the setup's own doorbells arrive, then forget them.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    heard.lock().unwrap().clear();
+
+    // What another node leaves when it dies between a commit and its ring:
+    // an event in the shop's log that no notification announced.
+    let mut other = PgConnection::connect_with(&schema.options()).await.unwrap();
+    sqlx::query(
+        "with counter as (
+             update event_counters set last_event_id = last_event_id + 1
+             where shop_id = $1 returning last_event_id
+         )
+         insert into events (shop_id, event_id, event_type, session_id, data, created_at)
+         select $1, last_event_id, 'stock.changed', null, '{}', now() from counter",
+    )
+    .bind(shop_id)
+    .execute(&mut other)
+    .await
+    .unwrap();
+    let committed = Instant::now();
+    for change in [
+        Change::Events(shop_id),
+        Change::Stock(shop_id),
+        Change::Catalog(shop_id),
+    ] {
+        assert!(
+            hears(&heard, change).await,
+            "{change:?} was never caught up"
+        );
+    }
+    // Two catch-up reads of 400 ms; the rest is slack for a busy machine.
+    assert!(
+        committed.elapsed() < Duration::from_secs(3),
+        "caught up only after {:?}",
+        committed.elapsed()
+    );
+
+    // An event announced as usual is not announced a second time by the catch-up.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    heard.lock().unwrap().clear();
+    let table = open_table(&node, shop_id, "T1").await;
+    assert!(hears(&heard, Change::Events(shop_id)).await);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let heard = heard.lock().unwrap().clone();
+    assert!(
+        !heard.contains(&Change::Catalog(shop_id)),
+        "the catch-up announced an event the doorbell had: {heard:?} (table {})",
+        table.session_id
+    );
+}
