@@ -1,6 +1,8 @@
 //! Idempotency records: claimed, looked up and completed inside the
 //! transaction of the write they guard.
 
+use std::time::Duration;
+
 use ordergate_domain::Timestamp;
 use ordergate_domain::idempotency::Fingerprint;
 use ordergate_store::{Claim, KeyRecord, StoredResponse};
@@ -10,19 +12,25 @@ use uuid::Uuid;
 
 use crate::codec::status;
 use crate::error::PgError;
-use crate::tx::Tx;
+use crate::tx::{Tx, millis};
 
 /// Takes the claim's key for the rest of the transaction: a request with
 /// the same scope and key, on any node, waits here until this transaction
 /// ends, then finds its record. Bounded by the transaction's
-/// `lock_timeout`; the caller sets it first. The hashed text is the one
-/// earlier versions built in SQL (scope, newline, key), so nodes of either
-/// version take the same lock during a rolling upgrade.
-pub(crate) async fn lock(tx: &mut Tx, claim: &Claim) -> Result<(), PgError> {
-    sqlx::query("select pg_advisory_xact_lock(hashtextextended($1, 0))")
-        .bind(claim.scoped_key())
-        .execute(tx.conn())
-        .await?;
+/// `lock_timeout`, which the caller sets first; once the key is taken, the
+/// rest of the transaction waits at most `then_wait` for any lock (set in
+/// the same statement: the subquery, volatile, runs first). The hashed
+/// text is the one earlier versions built in SQL (scope, newline, key), so
+/// nodes of either version take the same lock during a rolling upgrade.
+pub(crate) async fn lock(tx: &mut Tx, claim: &Claim, then_wait: Duration) -> Result<(), PgError> {
+    sqlx::query(
+        "select set_config('lock_timeout', $2, true)
+         from (select pg_advisory_xact_lock(hashtextextended($1, 0))) as taken",
+    )
+    .bind(claim.scoped_key())
+    .bind(millis(then_wait))
+    .execute(tx.conn())
+    .await?;
     Ok(())
 }
 

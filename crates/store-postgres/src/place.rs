@@ -54,11 +54,10 @@ fn table_wait(cmd: &PlaceOrder) -> Duration {
 /// wait ([`first_wait`]; on any node) ends this one as `RequestInProgress`.
 pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgError> {
     if let Some(claim) = &cmd.claim {
-        match idempotency::lock(tx, claim).await {
+        match idempotency::lock(tx, claim, table_wait(cmd)).await {
             Err(e) if is_lock_timeout(&e) => return Err(Rejection::RequestInProgress.into()),
             other => other?,
         }
-        tx.lock_timeout(table_wait(cmd)).await?;
     }
     let Some(session) = sessions::lock(tx, cmd.session_id).await? else {
         return Err(Rejection::NotFound("session").into());
@@ -234,19 +233,12 @@ async fn commit(
         Err(rejection) => return Ok(Err(rejection)),
     };
 
-    // The ticket before the stock: its counter is locked before the event
-    // counter, as in every transaction (see `events::append`).
+    // The order (and its ticket) before the stock: the ticket counter is
+    // locked before the event counter, as in every transaction (see
+    // `events::append`).
     let day = timezone.day_of(cmd.now);
-    let ticket_number: i64 = sqlx::query_scalar(
-        "insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, $2, 1)
-         on conflict (shop_id, ticket_day)
-             do update set last_number = ticket_counters.last_number + 1
-         returning last_number",
-    )
-    .bind(shop_id)
-    .bind(&day)
-    .fetch_one(tx.conn())
-    .await?;
+    let mut order = priced.into_order(cmd.placing(session), 0);
+    orders::insert_numbered(tx, &mut order, &day, cmd.order.payload_hash.as_str()).await?;
 
     let actor = cmd.caller.actor();
     let cause = Cause {
@@ -254,9 +246,6 @@ async fn commit(
         ..Cause::new(Operation::Order, &actor, cmd.now)
     };
     inventory::take(tx, shop_id, &moves, &cause).await?;
-
-    let order = priced.into_order(cmd.placing(session), ticket_number);
-    orders::insert(tx, &order, &day, cmd.order.payload_hash.as_str()).await?;
     events::append(
         tx,
         shop_id,

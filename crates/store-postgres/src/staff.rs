@@ -17,13 +17,12 @@ use crate::{inventory, orders, printers, sessions, shops, tables};
 /// that holds it: past that, `RequestInProgress`.
 pub(crate) async fn take_key(tx: &mut Tx, claim: &Claim, wait: Duration) -> Result<(), PgError> {
     tx.lock_timeout(wait).await?;
-    match idempotency::lock(tx, claim).await {
-        Err(e) if is_lock_timeout(&e) => return Err(Rejection::RequestInProgress.into()),
-        other => other?,
-    }
     // The write itself may wait as long as any other (a checkout behind an
     // order at the table, say).
-    tx.lock_timeout(LOCK_TIMEOUT).await
+    match idempotency::lock(tx, claim, LOCK_TIMEOUT).await {
+        Err(e) if is_lock_timeout(&e) => Err(Rejection::RequestInProgress.into()),
+        other => other,
+    }
 }
 
 /// A staff write, under its claim when it has one (whose key this
