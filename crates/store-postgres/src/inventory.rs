@@ -240,18 +240,29 @@ async fn record(
     Ok(())
 }
 
-/// The stored levels of these items and toppings (active or retired), their
-/// rows locked in ascending id order, the order every transaction locks
-/// stock in, so concurrent orders cannot deadlock.
+/// The stored levels of these items and toppings (active or retired), the
+/// tracked ones' rows locked in ascending id order, the order every
+/// transaction locks stock in, so concurrent orders cannot deadlock.
 pub(crate) async fn lock_levels(
     tx: &mut Tx,
     shop_id: Uuid,
     item_ids: &[Uuid],
 ) -> Result<HashMap<Uuid, StockLevel>, PgError> {
+    // Only tracked rows are locked: an untracked item has no stock to take,
+    // and locking its row would make every order of a popular dish take
+    // turns. A row made untracked while this waited for it drops out (it
+    // has nothing to take); one made tracked after this statement began
+    // reads as untracked (the order went first).
     let rows = sqlx::query(
-        "select item_id, stock, marked_sold_out, sold_out_until from inventory
-         where shop_id = $1 and item_id = any($2)
-         order by item_id for update",
+        "with tracked as (
+             select item_id, stock, marked_sold_out, sold_out_until from inventory
+             where shop_id = $1 and item_id = any($2) and stock is not null
+             order by item_id for update
+         )
+         select item_id, stock, marked_sold_out, sold_out_until from tracked
+         union all
+         select item_id, stock, marked_sold_out, sold_out_until from inventory
+         where shop_id = $1 and item_id = any($2) and stock is null",
     )
     .bind(shop_id)
     .bind(item_ids)

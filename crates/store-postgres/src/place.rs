@@ -63,7 +63,9 @@ pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgEr
         return Err(Rejection::NotFound("session").into());
     };
     let (outcome, audited) = decide(tx, cmd, &session).await?.outcome();
-    if audited {
+    // An order placed now filed its row before its ticket (see `commit`).
+    let filed = matches!(&outcome, Ok(placed) if !placed.replayed);
+    if audited && !filed {
         audit::append(tx.conn(), session.shop_id, &cmd.audit_entry(&outcome)).await?;
     }
     Ok(Ordered {
@@ -233,6 +235,9 @@ async fn commit(
         Err(rejection) => return Ok(Err(rejection)),
     };
 
+    // Its audit row first: from the ticket on, every statement holds up the
+    // shop's next order (the counters are locked to the commit).
+    audit::append(tx.conn(), shop_id, &cmd.accepted_entry(cmd.order_id, false)).await?;
     // The order (and its ticket) before the stock: the ticket counter is
     // locked before the event counter, as in every transaction (see
     // `events::append`).

@@ -213,3 +213,45 @@ async fn a_request_waits_for_its_key_on_another_node_then_replays() {
         .expect("orders");
     assert_eq!(orders.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_of_an_untracked_item_does_not_wait_for_its_stock_row() {
+    let Some(url) = support::database_url() else {
+        return;
+    };
+    let schema = Schema::create(&url).await;
+    let store = schema.store().await;
+    let (shop_id, curry) = curry_shop(&store, 10).await;
+    let now = chrono::Utc::now();
+    let untrack = ordergate_domain::inventory::InventoryUpdate {
+        stock: Some(None),
+        sold_out: None,
+        sold_out_until: None,
+    }
+    .validate(now)
+    .expect("a valid stock change");
+    store
+        .update_inventory(shop_id, curry, untrack, "staff", now)
+        .await
+        .expect("untrack the curry");
+    let table = open_table(&store, shop_id, "T1").await;
+
+    // Another transaction holds the item's row, as another order of it
+    // would until its commit: unlimited dishes are not taken in turns.
+    let mut other = holder(&schema).await;
+    let mut held = other.begin().await.expect("begin");
+    sqlx::query("select 1 from inventory where item_id = $1 for update")
+        .bind(curry)
+        .execute(&mut *held)
+        .await
+        .expect("lock the stock row");
+    let cmd = guest_order(
+        table.session_id,
+        "phone-1",
+        curry,
+        Duration::from_millis(300),
+    );
+    let outcome = store.place_order(cmd).await.expect("an answer").outcome;
+    assert!(outcome.is_ok(), "the order waited for the row: {outcome:?}");
+    held.rollback().await.expect("release the row");
+}

@@ -168,24 +168,32 @@ impl PlaceOrder {
 
     /// The audit row of this request's outcome.
     pub fn audit_entry(&self, outcome: &Result<Placed, Rejection>) -> AuditEntry {
-        let (at, session, request, client) = (
+        match outcome {
+            Ok(placed) => self.accepted_entry(placed.order_id, placed.replayed),
+            Err(rejection) => AuditEntry::refused(
+                self.now,
+                self.session_id,
+                &self.request_id,
+                self.client_id(),
+                rejection.code(),
+            )
+            .by(self.caller.staff_actor()),
+        }
+    }
+
+    /// The audit row of this request answered with the order `order_id`:
+    /// placed now, or `replayed`. A backend may file it before the order
+    /// is written (it names nothing the write decides).
+    pub fn accepted_entry(&self, order_id: Uuid, replayed: bool) -> AuditEntry {
+        AuditEntry::placed(
             self.now,
             self.session_id,
             &self.request_id,
             self.client_id(),
-        );
-        let entry = match outcome {
-            Ok(placed) => AuditEntry::placed(
-                at,
-                session,
-                request,
-                client,
-                placed.order_id,
-                placed.replayed,
-            ),
-            Err(rejection) => AuditEntry::refused(at, session, request, client, rejection.code()),
-        };
-        entry.by(self.caller.staff_actor())
+            order_id,
+            replayed,
+        )
+        .by(self.caller.staff_actor())
     }
 }
 
