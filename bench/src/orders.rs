@@ -133,21 +133,25 @@ pub async fn replays(args: &Args, base: &str, shop: &Arc<Shop>) -> anyhow::Resul
     .await
 }
 
-/// New one-line orders (quantity 1) of a stock-tracked item, closed loop:
-/// with `hot`, every client orders the shop's first item; without, client
-/// `w` orders item `w` (the shop has one item per client).
-pub async fn single_item_orders(
+/// Who orders what in [`one_line_orders`]: worker `w`'s shop, and the index
+/// of its item in that shop.
+pub type Pick = Box<dyn Fn(usize) -> (usize, usize) + Send + Sync>;
+
+/// New one-line orders (quantity 1), closed loop: worker `w` sits at table
+/// `w` (modulo the tables) of the shop `pick` gives it and orders the item
+/// it gives.
+pub async fn one_line_orders(
     args: &Args,
     base: &str,
-    shop: &Shop,
-    hot: bool,
+    shops: Arc<Vec<Shop>>,
+    pick: Pick,
 ) -> anyhow::Result<Figure> {
     let base = base.to_owned();
-    let sessions = shop.sessions.clone();
-    let items = shop.items.clone();
     let make: MakeRequest = Arc::new(move |client, w, _| {
-        let (session, pin) = &sessions[w % sessions.len()];
-        let item = &items[if hot { 0 } else { w % items.len() }];
+        let (shop, item) = pick(w);
+        let shop = &shops[shop];
+        let (session, pin) = &shop.sessions[w % shop.sessions.len()];
+        let item = &shop.items[item];
         let body = json!({"items": [{"menuItemId": item, "quantity": 1}], "note": ""});
         order_request(client, &base, session, pin, w, Uuid::new_v4(), &body)
     });

@@ -130,9 +130,17 @@ async fn run_hot(args: &Args, base: &str, report: &mut Report) -> anyhow::Result
         "[hot] {} clients, each ordering its own item …",
         args.clients
     );
-    let spread = orders::single_item_orders(args, base, &hot_shop, false).await?;
+    let items = hot_shop.items.len();
+    let hot_shop = Arc::new(vec![hot_shop]);
+    let spread = orders::one_line_orders(
+        args,
+        base,
+        Arc::clone(&hot_shop),
+        Box::new(move |w| (0, w % items)),
+    )
+    .await?;
     eprintln!("[hot] {} clients, all ordering one item …", args.clients);
-    let hot = orders::single_item_orders(args, base, &hot_shop, true).await?;
+    let hot = orders::one_line_orders(args, base, hot_shop, Box::new(|_| (0, 0))).await?;
     report.push(Row::reference(
         &format!("orders, {} different items", args.clients),
         &spread,

@@ -13,8 +13,8 @@ use sqlx::postgres::PgConnection;
 use uuid::Uuid;
 
 use crate::Args;
-use crate::load::{Figure, MakeRequest, drive, histogram, micros};
-use crate::orders::{self, order_request};
+use crate::load::{Figure, histogram, micros};
+use crate::orders;
 use crate::report::{Report, Row};
 use crate::server::{self, BenchServer, Shop, ShopSpec};
 
@@ -172,25 +172,12 @@ async fn one_line_orders(
     shops: Arc<Vec<Shop>>,
     item: Item,
 ) -> anyhow::Result<Figure> {
-    let base = base.to_owned();
-    let make: MakeRequest = Arc::new(move |client, w, _| {
-        let shop = &shops[w % shops.len()];
-        let (session, pin) = &shop.sessions[w % shop.sessions.len()];
-        let item = &shop.items[match item {
-            Item::Untracked => 0,
-            Item::Tracked => 1,
-        }];
-        let body = json!({"items": [{"menuItemId": item, "quantity": 1}], "note": ""});
-        order_request(client, &base, session, pin, w, Uuid::new_v4(), &body)
-    });
-    drive(
-        args.clients,
-        args.warmup(),
-        args.duration(),
-        make,
-        orders::new_order,
-    )
-    .await
+    let count = shops.len();
+    let index = match item {
+        Item::Untracked => 0,
+        Item::Tracked => 1,
+    };
+    orders::one_line_orders(args, base, shops, Box::new(move |w| (w % count, index))).await
 }
 
 /// `--clients` connections, each committing one single-row insert
