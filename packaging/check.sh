@@ -17,7 +17,7 @@
 # 5. SIGTERM stops the server cleanly; `ordergate verify` checks its database.
 #
 # It leaves the machine as it found it: the package purged, its user and
-# state removed.
+# state removed. It refuses to run where ordergate is already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +27,13 @@ fi
 if ! command -v caddy >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq caddy
+fi
+
+# It installs and purges its own: never over an ordergate someone runs here.
+if dpkg -s ordergate >/dev/null 2>&1 || getent passwd ordergate >/dev/null; then
+    echo "packaging/check.sh: ordergate is installed here (the package or its user);" \
+        "run this where it is not (or dpkg --purge ordergate; userdel ordergate)" >&2
+    exit 1
 fi
 
 work=$(mktemp -d)
@@ -53,7 +60,6 @@ show_logs() {
 }
 
 # 1. Build and install.
-remove_install
 cargo deb -p ordergate --output "$work/debs/"
 dpkg -i "$work"/debs/ordergate_*.deb
 unit=$(dpkg -L ordergate | grep '/systemd/system/ordergate.service$')

@@ -242,6 +242,7 @@ async fn commit(
     // locked before the event counter, as in every transaction (see
     // `events::append`).
     let day = timezone.day_of(cmd.now);
+    // Numbered by its insert, which draws the day's next ticket.
     let mut order = priced.into_order(cmd.placing(session), 0);
     orders::insert_numbered(tx, &mut order, &day, cmd.order.payload_hash.as_str()).await?;
 
