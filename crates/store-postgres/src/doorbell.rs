@@ -21,7 +21,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::listen;
+use crate::listen::{self, note_newest};
 use crate::tx::Committed;
 
 const FIRST_RETRY: Duration = Duration::from_millis(50);
@@ -66,11 +66,10 @@ impl Doorbell {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         for change in &committed.changes {
-            waiting.entry(*change).or_insert(0);
+            note_newest(&mut waiting, *change, 0);
         }
         for (shop_id, event_id) in &committed.newest_events {
-            let newest = waiting.entry(Change::Events(*shop_id)).or_insert(0);
-            *newest = (*newest).max(*event_id);
+            note_newest(&mut waiting, Change::Events(*shop_id), *event_id);
         }
         drop(waiting);
         self.waiting.rung.notify_one();
@@ -114,8 +113,7 @@ async fn send(pool: PgPool, waiting: Arc<Waiting>) {
                 {
                     let mut changes = waiting.changes.lock().unwrap_or_else(|e| e.into_inner());
                     for (change, event_id) in batch {
-                        let newest = changes.entry(change).or_insert(0);
-                        *newest = (*newest).max(event_id);
+                        note_newest(&mut changes, change, event_id);
                     }
                 }
                 tokio::time::sleep(retry).await;

@@ -75,14 +75,24 @@ pub(crate) struct Heard(Arc<Mutex<HashMap<Uuid, i64>>>);
 impl Heard {
     pub(crate) fn note(&self, shop_id: Uuid, event_id: i64) {
         let mut heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let newest = heard.entry(shop_id).or_insert(0);
-        *newest = (*newest).max(event_id);
+        note_newest(&mut heard, shop_id, event_id);
     }
 
     fn newest(&self, shop_id: Uuid) -> i64 {
         let heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
         heard.get(&shop_id).copied().unwrap_or(0)
     }
+}
+
+/// Keeps the newer of `event_id` and the id `newest` holds for `key`
+/// (0 when it holds none).
+pub(crate) fn note_newest<K: std::hash::Hash + Eq>(
+    newest: &mut HashMap<K, i64>,
+    key: K,
+    event_id: i64,
+) {
+    let held = newest.entry(key).or_insert(0);
+    *held = (*held).max(event_id);
 }
 
 /// Who hears of changes on this node (none until the server registers one).

@@ -45,22 +45,22 @@ impl Tx {
     /// commit made before it, so a step that waited for a row lock then
     /// reads what the holder committed.
     pub(crate) async fn begin(pool: &PgPool) -> Result<Tx, sqlx::Error> {
-        Ok(Tx {
-            db: pool.begin().await?,
-            changes: Vec::new(),
-            newest_events: Vec::new(),
-        })
+        Ok(Tx::of(pool.begin().await?))
     }
 
     /// [`Tx::begin`] with every lock wait bounded by `wait` from the start:
     /// `SET LOCAL lock_timeout` goes in the same round trip as its `BEGIN`.
     pub(crate) async fn begin_waiting(pool: &PgPool, wait: Duration) -> Result<Tx, sqlx::Error> {
         let begin = format!("begin; set local lock_timeout = '{}'", millis(wait));
-        Ok(Tx {
-            db: pool.begin_with(AssertSqlSafe(begin)).await?,
+        Ok(Tx::of(pool.begin_with(AssertSqlSafe(begin)).await?))
+    }
+
+    fn of(db: Transaction<'static, Postgres>) -> Tx {
+        Tx {
+            db,
             changes: Vec::new(),
             newest_events: Vec::new(),
-        })
+        }
     }
 
     pub(crate) fn conn(&mut self) -> &mut PgConnection {
