@@ -34,30 +34,43 @@ pub(crate) async fn lock(tx: &mut Tx, claim: &Claim, then_wait: Duration) -> Res
     Ok(())
 }
 
+/// A key's record columns, decoded by [`record_at`].
+macro_rules! record_columns {
+    () => {
+        "fingerprint, status, body, location, expires_at"
+    };
+}
+pub(crate) use record_columns;
+
+/// The [`record_columns!`] of `row` from its column `first` on.
+pub(crate) fn record_at(row: &PgRow, first: usize) -> sqlx::Result<KeyRecord> {
+    Ok(KeyRecord {
+        fingerprint: Fingerprint::stored(row.try_get(first)?),
+        response: StoredResponse {
+            status: status(row, first + 1)?,
+            body: row.try_get(first + 2)?,
+            location: row.try_get(first + 3)?,
+        },
+        expires_at: row.try_get(first + 4)?,
+    })
+}
+
 /// The key's live record, if it has one.
 pub(crate) async fn record(
     conn: &mut PgConnection,
     claim: &Claim,
     now: Timestamp,
 ) -> Result<Option<KeyRecord>, PgError> {
-    Ok(sqlx::query(
-        "select fingerprint, status, body, location, expires_at from idempotency_keys
-         where scope = $1 and idempotency_key = $2 and expires_at > $3",
-    )
+    Ok(sqlx::query(concat!(
+        "select ",
+        record_columns!(),
+        " from idempotency_keys
+         where scope = $1 and idempotency_key = $2 and expires_at > $3"
+    ))
     .bind(claim.scope.as_str())
     .bind(claim.key.as_str())
     .bind(now)
-    .try_map(|row: PgRow| {
-        Ok(KeyRecord {
-            fingerprint: Fingerprint::stored(row.try_get(0)?),
-            response: StoredResponse {
-                status: status(&row, 1)?,
-                body: row.try_get(2)?,
-                location: row.try_get(3)?,
-            },
-            expires_at: row.try_get(4)?,
-        })
-    })
+    .try_map(|row: PgRow| record_at(&row, 0))
     .fetch_optional(conn)
     .await?)
 }

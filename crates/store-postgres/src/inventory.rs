@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use ordergate_domain::catalog::ItemKind;
 use ordergate_domain::events::{EventType, StockChanged};
 use ordergate_domain::inventory::{
-    self, Cause, InventoryItem, LogEntry, Operation, StockChange, StockLevel, StockMove,
+    self, Cause, InventoryItem, LogEntry, Operation, StockChange, StockLevel,
 };
 use ordergate_domain::language::{Languages, Text};
 use ordergate_domain::paging::Limit;
@@ -179,39 +179,6 @@ pub(crate) async fn change_level(
     .execute(tx.conn())
     .await?;
     record(tx, shop_id, item_id, before, after, cause).await
-}
-
-/// Takes what each move takes from a tracked level read (and locked) as
-/// its `before`, only if that much is there: the update is conditional, so
-/// even a caller that forgot the lock could not take stock below zero.
-pub(crate) async fn take(
-    tx: &mut Tx,
-    shop_id: Uuid,
-    moves: &[StockMove],
-    cause: &Cause<'_>,
-) -> Result<(), PgError> {
-    for step in moves {
-        let taken = sqlx::query(
-            "update inventory
-             set stock = stock - $3, version = version + 1, updated_at = $4
-             where shop_id = $1 and item_id = $2 and stock >= $3",
-        )
-        .bind(shop_id)
-        .bind(step.item_id)
-        .bind(-step.delta)
-        .bind(cause.now)
-        .execute(tx.conn())
-        .await?
-        .rows_affected();
-        if taken != 1 {
-            return Err(PgError::Corrupt(format!(
-                "stock of {} changed under its row lock",
-                step.item_id
-            )));
-        }
-        record(tx, shop_id, step.item_id, &step.before, &step.after, cause).await?;
-    }
-    Ok(())
 }
 
 /// The op-log row (when the count moved) and the `stock.changed` event.

@@ -28,6 +28,7 @@ mod doorbell;
 mod error;
 mod events;
 mod facade;
+mod filing;
 mod idempotency;
 mod inventory;
 mod listen;

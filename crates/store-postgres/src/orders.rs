@@ -108,49 +108,6 @@ pub(crate) async fn of_shop(
     .await?)
 }
 
-/// Stores a just-placed order under its ticket day, with the day's next
-/// ticket number, which it sets on `order`: the shop's counter for the day
-/// is bumped in the same statement (its lock, held to the commit, costs no
-/// round trip of its own). `payload_hash` is what the duplicate rule
-/// compares.
-pub(crate) async fn insert_numbered(
-    tx: &mut Tx,
-    order: &mut Order,
-    day: &str,
-    payload_hash: &str,
-) -> Result<(), PgError> {
-    order.ticket_number = sqlx::query_scalar(
-        "with ticket as (
-             insert into ticket_counters (shop_id, ticket_day, last_number) values ($2, $4, 1)
-             on conflict (shop_id, ticket_day)
-                 do update set last_number = ticket_counters.last_number + 1
-             returning last_number
-         )
-         insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
-                             source, client_id, payload_hash, lines, note, total, version,
-                             created_at, updated_at)
-         select $1, $2, $3, $4, last_number, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13
-         from ticket
-         returning ticket_number",
-    )
-    .bind(order.order_id)
-    .bind(order.shop_id)
-    .bind(order.session_id)
-    .bind(day)
-    .bind(order.status.as_str())
-    .bind(order.source.as_str())
-    .bind(&order.client_id)
-    .bind(payload_hash)
-    .bind(serde_json::to_string(&order.items)?)
-    .bind(&order.note)
-    .bind(order.total)
-    .bind(order.version)
-    .bind(order.created_at)
-    .fetch_one(tx.conn())
-    .await?;
-    Ok(())
-}
-
 /// The order, its row locked so concurrent changes of it take turns.
 async fn lock(tx: &mut Tx, order_id: Uuid) -> Result<Order, PgError> {
     Ok(

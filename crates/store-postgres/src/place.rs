@@ -10,7 +10,6 @@
 
 use std::time::{Duration, Instant};
 
-use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::language::Languages;
 use ordergate_domain::order::admission::{GuestHistory, GuestReads};
@@ -25,11 +24,12 @@ use uuid::Uuid;
 
 use crate::codec::{json, name};
 use crate::error::{PgError, is_lock_timeout};
+use crate::filing::{self, Filing};
 use crate::idempotency;
 use crate::inventory;
 use crate::orders::{self, select};
 use crate::tx::Tx;
-use crate::{audit, catalog, events, sessions};
+use crate::{audit, catalog, sessions};
 
 /// How long the transaction of `cmd` may wait for its first lock: the
 /// claim's key for `in_flight_wait`, or else its table until the order
@@ -63,7 +63,7 @@ pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgEr
         return Err(Rejection::NotFound("session").into());
     };
     let (outcome, audited) = decide(tx, cmd, &session).await?.outcome();
-    // An order placed now filed its row before its ticket (see `commit`).
+    // An order placed now filed its row with its ticket (see `filing`).
     let filed = matches!(&outcome, Ok(placed) if !placed.replayed);
     if audited && !filed {
         audit::append(tx.conn(), session.shop_id, &cmd.audit_entry(&outcome)).await?;
@@ -105,17 +105,33 @@ pub(crate) async fn committed_replay(
     policy: PinPolicy,
     now: Timestamp,
 ) -> Result<Option<Replay>, PgError> {
-    // The key first: most orders bring a new one, and that ends it in one
-    // round trip.
-    let Some(record) = idempotency::record(conn, claim, now).await? else {
+    // One round trip, which finds nothing for most orders: they bring a
+    // new key.
+    let found = sqlx::query(concat!(
+        "select s.*, k.* from (select ",
+        sessions::columns!(),
+        " from table_sessions where session_id = $1) as s,
+         (select ",
+        idempotency::record_columns!(),
+        " from idempotency_keys
+          where scope = $2 and idempotency_key = $3 and expires_at > $4) as k"
+    ))
+    .bind(session_id)
+    .bind(claim.scope.as_str())
+    .bind(claim.key.as_str())
+    .bind(now)
+    .try_map(|row: PgRow| {
+        let record = idempotency::record_at(&row, sessions::COLUMN_COUNT)?;
+        Ok((sessions::from_row(row)?, record))
+    })
+    .fetch_optional(conn)
+    .await?;
+    let Some((session, record)) = found else {
         return Ok(None);
     };
     if !claim.answered_by(&record.fingerprint, record.expires_at, now) {
         return Ok(None);
     }
-    let Some(session) = sessions::find(conn, session_id).await? else {
-        return Ok(None);
-    };
     if !session.admits_as_is(proof, policy, now) {
         return Ok(None);
     }
@@ -235,36 +251,35 @@ async fn commit(
         Err(rejection) => return Ok(Err(rejection)),
     };
 
-    // Its audit row first: from the ticket on, every statement holds up the
-    // shop's next order (the counters are locked to the commit).
-    audit::append(tx.conn(), shop_id, &cmd.accepted_entry(cmd.order_id, false)).await?;
-    // The order (and its ticket) before the stock: the ticket counter is
-    // locked before the event counter, as in every transaction (see
-    // `events::append`).
-    let day = timezone.day_of(cmd.now);
-    // Numbered by its insert, which draws the day's next ticket.
-    let mut order = priced.into_order(cmd.placing(session), 0);
-    orders::insert_numbered(tx, &mut order, &day, cmd.order.payload_hash.as_str()).await?;
-
     let actor = cmd.caller.actor();
     let cause = Cause {
         order_id: Some(cmd.order_id),
         ..Cause::new(Operation::Order, &actor, cmd.now)
     };
-    inventory::take(tx, shop_id, &moves, &cause).await?;
-    events::append(
+    // Rendered before the database draws its ticket (see `filing`).
+    let order = priced.into_order(cmd.placing(session), filing::UNNUMBERED);
+    let unnumbered = Placed::fresh(&order, cmd.receipt);
+    let ticket_number = filing::file(
         tx,
-        shop_id,
-        EventType::OrderPlaced,
-        Some(session.session_id),
-        &order,
-        cmd.now,
+        &Filing {
+            order: &order,
+            ticket_day: &timezone.day_of(cmd.now),
+            payload_hash: cmd.order.payload_hash.as_str(),
+            audit: &cmd.accepted_entry(cmd.order_id, false),
+            moves: &moves,
+            cause: &cause,
+            claim: cmd
+                .claim
+                .as_ref()
+                .map(|claim| (claim, &unnumbered.response)),
+            now: cmd.now,
+        },
     )
     .await?;
-    let placed = Placed::fresh(&order, cmd.receipt);
-    if let Some(claim) = &cmd.claim {
-        idempotency::complete(tx, claim, Some(shop_id), &placed.response, cmd.now).await?;
-    }
+    let placed = Placed {
+        response: filing::numbered_response(&unnumbered.response, ticket_number)?,
+        ..unnumbered
+    };
     Ok(Ok(placed))
 }
 

@@ -19,14 +19,20 @@ use crate::{events, shops};
 /// The partial unique index that admits one active session per table.
 const ONE_ACTIVE: &str = "table_sessions_one_active";
 
+/// Session columns, decoded by [`from_row`].
 macro_rules! columns {
     () => {
         "session_id, shop_id, table_label, pin, status, opened_at, closed_at, pin_failures,
          pin_locked_until"
     };
 }
+pub(crate) use columns;
 
-fn from_row(row: PgRow) -> sqlx::Result<Session> {
+/// How many [`columns!`] there are.
+pub(crate) const COLUMN_COUNT: usize = 9;
+
+/// The first [`columns!`] of `row`.
+pub(crate) fn from_row(row: PgRow) -> sqlx::Result<Session> {
     Ok(Session {
         session_id: row.try_get(0)?,
         shop_id: row.try_get(1)?,
@@ -295,4 +301,12 @@ pub(crate) async fn checkout(
     let orders = crate::orders::of_session(tx.conn(), session_id, false, None).await?;
     let bill = Bill::new(session_id, session.table_label, closed_at, orders);
     Ok((bill, session.shop_id))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_column_count_counts_the_columns() {
+        assert_eq!(columns!().split(',').count(), super::COLUMN_COUNT);
+    }
 }

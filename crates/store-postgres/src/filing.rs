@@ -1,0 +1,285 @@
+//! An accepted order's writes, all in one statement.
+//!
+//! From the moment an order draws its ticket, the shop's ticket and event
+//! counter rows (and the rows of the tracked stock it takes) stay locked
+//! until its commit: every round trip in that window holds up the shop's
+//! next order. So the ticket, the order row, its audit row, the stock it
+//! takes and the op-log rows of that, the events and the idempotency
+//! record go to the database as one statement, and the commit follows it.
+//!
+//! The order's event and its stored response carry its ticket number,
+//! which only that statement draws: they are rendered with [`UNNUMBERED`]
+//! and sent as the text either side of it, and the database puts the
+//! number in between.
+
+use ordergate_domain::Timestamp;
+use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::events::{EventType, StockChanged};
+use ordergate_domain::inventory::{Cause, StockMove};
+use ordergate_domain::order::Order;
+use ordergate_store::{Change, Claim, StoredResponse};
+use uuid::Uuid;
+
+use crate::error::PgError;
+use crate::tx::Tx;
+
+/// The ticket number an order is rendered with before it has one: a value
+/// no shop reaches, so its JSON text is found only where the number goes.
+pub(crate) const UNNUMBERED: i64 = i64::MIN;
+
+/// Text rendered from an order numbered [`UNNUMBERED`], cut where its
+/// number goes.
+pub(crate) struct AwaitingTicket {
+    before: String,
+    after: String,
+}
+
+impl AwaitingTicket {
+    /// Cuts `text` at its one `"ticketNumber":` member. Inside a JSON string
+    /// every quote is escaped, so the member's text cannot be forged by a
+    /// guest's note or name; a rendering without exactly one is a bug.
+    pub(crate) fn of(text: &str) -> Result<AwaitingTicket, PgError> {
+        let member = format!("\"ticketNumber\":{UNNUMBERED}");
+        let mut found = text.match_indices(&member);
+        match (found.next(), found.next()) {
+            (Some((at, _)), None) => {
+                let number_at = at + member.len() - UNNUMBERED.to_string().len();
+                Ok(AwaitingTicket {
+                    before: text[..number_at].to_owned(),
+                    after: text[at + member.len()..].to_owned(),
+                })
+            }
+            _ => Err(PgError::Corrupt(format!(
+                "an order's text without one unnumbered ticket: {text}"
+            ))),
+        }
+    }
+
+    pub(crate) fn numbered(&self, ticket_number: i64) -> String {
+        format!("{}{ticket_number}{}", self.before, self.after)
+    }
+}
+
+/// Everything an accepted order writes.
+pub(crate) struct Filing<'a> {
+    /// Numbered [`UNNUMBERED`].
+    pub(crate) order: &'a Order,
+    pub(crate) ticket_day: &'a str,
+    pub(crate) payload_hash: &'a str,
+    pub(crate) audit: &'a AuditEntry,
+    /// Taken from levels this transaction has locked.
+    pub(crate) moves: &'a [StockMove],
+    pub(crate) cause: &'a Cause<'a>,
+    /// The key and the response it keeps (rendered from `order`).
+    pub(crate) claim: Option<(&'a Claim, &'a StoredResponse)>,
+    pub(crate) now: Timestamp,
+}
+
+/// Files the order and returns its ticket number. Locks are taken in the
+/// order every transaction takes them (see `events::append`): the ticket
+/// counter, then the event counter, which the statement reaches only
+/// through the inserted order.
+pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<i64, PgError> {
+    let order = filing.order;
+    let shop_id = order.shop_id;
+    let placed = AwaitingTicket::of(&serde_json::to_string(order)?)?;
+
+    let mut taken_ids = Vec::with_capacity(filing.moves.len());
+    let mut taken_units = Vec::with_capacity(filing.moves.len());
+    let mut logs = Logs::default();
+    let mut stock_events = Vec::with_capacity(filing.moves.len());
+    for step in filing.moves {
+        taken_ids.push(step.item_id);
+        taken_units.push(-step.delta);
+        if let Some(entry) = filing
+            .cause
+            .log_entry(step.item_id, &step.before, &step.after)
+        {
+            logs.item_ids.push(entry.item_id);
+            logs.deltas.push(entry.delta);
+            logs.before.push(entry.stock_before);
+            logs.after.push(entry.stock_after);
+        }
+        let changed = StockChanged::new(step.item_id, &step.after, filing.now);
+        stock_events.push(serde_json::to_string(&changed)?);
+    }
+    let stored = match filing.claim {
+        Some((claim, response)) => Some((claim, response, AwaitingTicket::of(&response.body)?)),
+        None => None,
+    };
+    let key = stored.as_ref();
+
+    let (ticket_number, last_event_id, taken): (i64, i64, i64) = sqlx::query_as(
+        "with ticket as (
+             insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, $4, 1)
+             on conflict (shop_id, ticket_day)
+                 do update set last_number = ticket_counters.last_number + 1
+             returning last_number
+         ),
+         placed as (
+             insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number,
+                                 status, source, client_id, payload_hash, lines, note, total,
+                                 version, created_at, updated_at)
+             select $2, $1, $3, $4, last_number, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13
+             from ticket
+             returning ticket_number
+         ),
+         audited as (
+             insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
+                                    idempotent_replay, order_id, created_at, actor)
+             values ($1, $3, $14, $15, $16, $17, false, $2, $13, $18)
+         ),
+         taken as (
+             update inventory i
+             set stock = i.stock - m.units, version = i.version + 1, updated_at = $13
+             from unnest($19::uuid[], $20::bigint[]) as m(item_id, units)
+             where i.shop_id = $1 and i.item_id = m.item_id and i.stock >= m.units
+             returning i.item_id
+         ),
+         logged as (
+             insert into inventory_log (shop_id, item_id, operation, delta, stock_before,
+                                        stock_after, order_id, actor, created_at)
+             select $1, l.item_id, $21, l.delta, l.before, l.after, $2, $22, $13
+             from unnest($23::uuid[], $24::bigint[], $25::bigint[], $26::bigint[])
+                 as l(item_id, delta, before, after)
+         ),
+         counter as (
+             insert into event_counters (shop_id, last_event_id)
+             select $1, cardinality($29::text[]) + 1 from placed
+             on conflict (shop_id)
+                 do update set last_event_id = event_counters.last_event_id
+                                               + excluded.last_event_id
+             returning last_event_id
+         ),
+         appended as (
+             insert into events (shop_id, event_id, event_type, session_id, data, created_at)
+             select $1, c.last_event_id - cardinality($29::text[]) - 1 + e.n,
+                    case when e.n > cardinality($29::text[]) then $28 else $27 end,
+                    case when e.n > cardinality($29::text[]) then $3::uuid end,
+                    e.data, $13
+             from counter c, placed p,
+                  unnest($29::text[] || ($30 || p.ticket_number || $31))
+                      with ordinality as e(data, n)
+         ),
+         keyed as (
+             insert into idempotency_keys (scope, idempotency_key, shop_id, fingerprint, status,
+                                           body, location, created_at, expires_at)
+             select $32, $33, $1, $34, $35, $36 || p.ticket_number || $37, $38, $13, $39
+             from placed p where $32::text is not null
+             on conflict (scope, idempotency_key) do update set
+                 shop_id = excluded.shop_id, fingerprint = excluded.fingerprint,
+                 status = excluded.status, body = excluded.body, location = excluded.location,
+                 created_at = excluded.created_at, expires_at = excluded.expires_at
+         )
+         select p.ticket_number, c.last_event_id, (select count(*) from taken)
+         from placed p, counter c",
+    )
+    .bind(shop_id)
+    .bind(order.order_id)
+    .bind(order.session_id)
+    .bind(filing.ticket_day)
+    .bind(order.status.as_str())
+    .bind(order.source.as_str())
+    .bind(&order.client_id)
+    .bind(filing.payload_hash)
+    .bind(serde_json::to_string(&order.items)?)
+    .bind(&order.note)
+    .bind(order.total)
+    .bind(order.version)
+    .bind(filing.now)
+    .bind(&filing.audit.request_id)
+    .bind(&filing.audit.client_id)
+    .bind(i64::from(filing.audit.status))
+    .bind(filing.audit.code.as_str())
+    .bind(&filing.audit.actor)
+    .bind(&taken_ids)
+    .bind(&taken_units)
+    .bind(filing.cause.operation.as_str())
+    .bind(filing.cause.actor)
+    .bind(&logs.item_ids)
+    .bind(&logs.deltas)
+    .bind(&logs.before)
+    .bind(&logs.after)
+    .bind(EventType::StockChanged.as_str())
+    .bind(EventType::OrderPlaced.as_str())
+    .bind(&stock_events)
+    .bind(&placed.before)
+    .bind(&placed.after)
+    .bind(key.map(|(claim, _, _)| claim.scope.as_str()))
+    .bind(key.map(|(claim, _, _)| claim.key.as_str()))
+    .bind(key.map(|(claim, _, _)| claim.fingerprint.as_str()))
+    .bind(key.map(|(_, response, _)| i64::from(response.status)))
+    .bind(key.map(|(_, _, body)| body.before.as_str()))
+    .bind(key.map(|(_, _, body)| body.after.as_str()))
+    .bind(key.and_then(|(_, response, _)| response.location.as_deref()))
+    .bind(key.map(|(claim, _, _)| claim.expires_at))
+    .fetch_one(tx.conn())
+    .await?;
+
+    if taken != taken_ids.len() as i64 {
+        return Err(PgError::Corrupt(format!(
+            "stock of order {} changed under its row locks",
+            order.order_id
+        )));
+    }
+    tx.note_event(shop_id, last_event_id);
+    if !filing.moves.is_empty() {
+        tx.note(Change::Stock(shop_id));
+    }
+    Ok(ticket_number)
+}
+
+/// Op-log rows, as columns.
+#[derive(Default)]
+struct Logs {
+    item_ids: Vec<Uuid>,
+    deltas: Vec<i64>,
+    before: Vec<Option<i64>>,
+    after: Vec<Option<i64>>,
+}
+
+/// The stored response of an order filed as `ticket_number`, as the
+/// statement stored it.
+pub(crate) fn numbered_response(
+    response: &StoredResponse,
+    ticket_number: i64,
+) -> Result<StoredResponse, PgError> {
+    Ok(StoredResponse {
+        body: AwaitingTicket::of(&response.body)?.numbered(ticket_number),
+        ..response.clone()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_number_goes_where_the_unnumbered_member_was() {
+        let text = format!(r#"{{"note":"a","ticketNumber":{UNNUMBERED},"total":3}}"#);
+        let cut = AwaitingTicket::of(&text).unwrap();
+        assert_eq!(
+            cut.numbered(42),
+            r#"{"note":"a","ticketNumber":42,"total":3}"#
+        );
+    }
+
+    #[test]
+    fn a_guest_cannot_forge_the_member_in_a_string() {
+        // How serde_json writes a note that spells out the member.
+        let note = serde_json::to_string(&format!("\"ticketNumber\":{UNNUMBERED}")).unwrap();
+        let text = format!(r#"{{"note":{note},"ticketNumber":{UNNUMBERED}}}"#);
+        let cut = AwaitingTicket::of(&text).unwrap();
+        assert_eq!(
+            cut.numbered(7),
+            format!(r#"{{"note":{note},"ticketNumber":7}}"#)
+        );
+    }
+
+    #[test]
+    fn a_text_without_exactly_one_member_is_refused() {
+        assert!(AwaitingTicket::of(r#"{"ticketNumber":7}"#).is_err());
+        let twice = format!(r#"[{{"ticketNumber":{UNNUMBERED}}},{{"ticketNumber":{UNNUMBERED}}}]"#);
+        assert!(AwaitingTicket::of(&twice).is_err());
+    }
+}
