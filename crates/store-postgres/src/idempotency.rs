@@ -42,6 +42,9 @@ macro_rules! record_columns {
 }
 pub(crate) use record_columns;
 
+/// How many [`record_columns!`] there are.
+pub(crate) const RECORD_COLUMN_COUNT: usize = 5;
+
 /// The [`record_columns!`] of `row` from its column `first` on.
 pub(crate) fn record_at(row: &PgRow, first: usize) -> sqlx::Result<KeyRecord> {
     Ok(KeyRecord {
@@ -115,4 +118,15 @@ pub(crate) async fn purge(conn: &mut PgConnection, now: Timestamp) -> Result<u64
             .await?
             .rows_affected(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_column_count_counts_the_columns() {
+        assert_eq!(
+            record_columns!().split(',').count(),
+            super::RECORD_COLUMN_COUNT
+        );
+    }
 }

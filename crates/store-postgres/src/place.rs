@@ -17,7 +17,7 @@ use ordergate_domain::order::placement::{Referenced, referenced_ids};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
 use ordergate_domain::shop::ShopTimeZone;
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{Claim, Decided, Ordered, PlaceOrder, Placed, Replay};
+use ordergate_store::{Claim, Decided, KeyRecord, Ordered, PlaceOrder, Placed, Replay};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
@@ -59,10 +59,11 @@ pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgEr
             other => other?,
         }
     }
-    let Some(session) = sessions::lock(tx, cmd.session_id).await? else {
+    let Some(locked) = lock_session(tx, cmd).await? else {
         return Err(Rejection::NotFound("session").into());
     };
-    let (outcome, audited) = decide(tx, cmd, &session).await?.outcome();
+    let session = &locked.session;
+    let (outcome, audited) = decide(tx, cmd, &locked).await?.outcome();
     // An order placed now filed its row with its ticket (see `filing`).
     let filed = matches!(&outcome, Ok(placed) if !placed.replayed);
     if audited && !filed {
@@ -138,10 +139,74 @@ pub(crate) async fn committed_replay(
     Ok(Some(Replay::of(session.shop_id, record.response)?))
 }
 
+/// The order's session, locked, with what the decision reads of its key and
+/// its shop.
+struct Locked {
+    session: Session,
+    /// The key's live record (read once the key was taken).
+    record: Option<KeyRecord>,
+    /// `None` when the shop is gone.
+    shop: Option<ShopFacts>,
+}
+
+struct ShopFacts {
+    timezone: ShopTimeZone,
+    catalog_version: i64,
+    languages: Languages,
+}
+
+/// Locks the session (`for update`) and reads the key's record and the
+/// shop in the same round trip. The statement starts after the key was
+/// taken, so it sees the record of any request that held the key before;
+/// nobody else writes that record while this transaction holds the key.
+async fn lock_session(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Option<Locked>, PgError> {
+    const RECORD_AT: usize = sessions::COLUMN_COUNT;
+    const SHOP_AT: usize = RECORD_AT + idempotency::RECORD_COLUMN_COUNT;
+    let claim = cmd.claim.as_ref();
+    Ok(sqlx::query(concat!(
+        "select s.*, k.*, shop.timezone, shop.catalog_version, shop.languages
+         from (select ",
+        sessions::columns!(),
+        " from table_sessions where session_id = $1 for update) as s
+         left join shops shop on shop.shop_id = s.shop_id
+         left join (select ",
+        idempotency::record_columns!(),
+        " from idempotency_keys
+                    where scope = $2 and idempotency_key = $3 and expires_at > $4) as k
+             on true"
+    ))
+    .bind(cmd.session_id)
+    .bind(claim.map(|claim| claim.scope.as_str()))
+    .bind(claim.map(|claim| claim.key.as_str()))
+    .bind(cmd.now)
+    .try_map(|row: PgRow| {
+        let keyed = row.try_get::<Option<String>, _>(RECORD_AT)?.is_some();
+        let record = keyed
+            .then(|| idempotency::record_at(&row, RECORD_AT))
+            .transpose()?;
+        let shop = match row.try_get::<Option<String>, _>(SHOP_AT)? {
+            Some(_) => Some(ShopFacts {
+                timezone: name(&row, SHOP_AT, ShopTimeZone::parse)?,
+                catalog_version: row.try_get(SHOP_AT + 1)?,
+                languages: json(&row, SHOP_AT + 2)?,
+            }),
+            None => None,
+        };
+        Ok(Locked {
+            session: sessions::from_row(row)?,
+            record,
+            shop,
+        })
+    })
+    .fetch_optional(tx.conn())
+    .await?)
+}
+
 /// Steps 1–8 of the contract, in its order, under the session lock.
 /// Nothing is written before the last check passes, except a wrong PIN's
 /// count.
-async fn decide(tx: &mut Tx, cmd: &PlaceOrder, session: &Session) -> Result<Decided, PgError> {
+async fn decide(tx: &mut Tx, cmd: &PlaceOrder, locked: &Locked) -> Result<Decided, PgError> {
+    let session = &locked.session;
     let pin = match cmd.caller.pin_to_judge() {
         Some(pin) => {
             let policy = cmd.rules.pin_policy;
@@ -149,13 +214,10 @@ async fn decide(tx: &mut Tx, cmd: &PlaceOrder, session: &Session) -> Result<Deci
         }
         None => None,
     };
-    let key = match &cmd.claim {
-        Some(claim) => {
-            let record = idempotency::record(tx.conn(), claim, cmd.now).await?;
-            Some(claim.judge(record, cmd.now))
-        }
-        None => None,
-    };
+    let key = cmd
+        .claim
+        .as_ref()
+        .map(|claim| claim.judge(locked.record.clone(), cmd.now));
     let history = match cmd.rules.guest_reads(&cmd.caller, &cmd.order, cmd.now) {
         Some(reads) => {
             guest_history(tx.conn(), session, cmd.order.payload_hash.as_str(), &reads).await?
@@ -164,7 +226,10 @@ async fn decide(tx: &mut Tx, cmd: &PlaceOrder, session: &Session) -> Result<Deci
     };
     match cmd.admit(session, pin, key, history)? {
         Some(decided) => Ok(decided),
-        None => Ok(commit(tx, cmd, session).await?.into()),
+        None => {
+            let shop = locked.shop.as_ref().ok_or(Rejection::NotFound("shop"))?;
+            Ok(commit(tx, cmd, session, shop).await?.into())
+        }
     }
 }
 
@@ -220,24 +285,12 @@ async fn commit(
     tx: &mut Tx,
     cmd: &PlaceOrder,
     session: &Session,
+    shop: &ShopFacts,
 ) -> Result<Result<Placed, Rejection>, PgError> {
     let shop_id = session.shop_id;
-    let (timezone, catalog_version, languages): (ShopTimeZone, i64, Languages) =
-        sqlx::query("select timezone, catalog_version, languages from shops where shop_id = $1")
-            .bind(shop_id)
-            .try_map(|row: PgRow| {
-                Ok((
-                    name(&row, 0, ShopTimeZone::parse)?,
-                    row.try_get(1)?,
-                    json(&row, 2)?,
-                ))
-            })
-            .fetch_optional(tx.conn())
-            .await?
-            .ok_or(Rejection::NotFound("shop"))?;
     let referenced = Referenced {
-        catalog_version,
-        languages,
+        catalog_version: shop.catalog_version,
+        languages: shop.languages.clone(),
         ..referenced_catalog(tx.conn(), cmd, shop_id).await?
     };
     let priced = match referenced.price(&cmd.order) {
@@ -263,7 +316,7 @@ async fn commit(
         tx,
         &Filing {
             order: &order,
-            ticket_day: &timezone.day_of(cmd.now),
+            ticket_day: &shop.timezone.day_of(cmd.now),
             payload_hash: cmd.order.payload_hash.as_str(),
             audit: &cmd.accepted_entry(cmd.order_id, false),
             moves: &moves,
