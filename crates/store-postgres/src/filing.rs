@@ -70,16 +70,18 @@ pub(crate) struct Filing<'a> {
     /// Taken from levels this transaction has locked.
     pub(crate) moves: &'a [StockMove],
     pub(crate) cause: &'a Cause<'a>,
-    /// The key and the response it keeps (rendered from `order`).
-    pub(crate) claim: Option<(&'a Claim, &'a StoredResponse)>,
+    /// The order's answer, rendered from `order`; kept with the key if
+    /// there is one.
+    pub(crate) response: &'a StoredResponse,
+    pub(crate) claim: Option<&'a Claim>,
     pub(crate) now: Timestamp,
 }
 
-/// Files the order and returns its ticket number. Locks are taken in the
+/// Files the order and returns its answer with its ticket number. Locks are taken in the
 /// order every transaction takes them (see `events::append`): the ticket
 /// counter, then the event counter, which the statement reaches only
 /// through the inserted order.
-pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<i64, PgError> {
+pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredResponse, PgError> {
     let order = filing.order;
     let shop_id = order.shop_id;
     let placed = AwaitingTicket::of(&serde_json::to_string(order)?)?;
@@ -103,11 +105,8 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<i64, PgErro
         let changed = StockChanged::new(step.item_id, &step.after, filing.now);
         stock_events.push(serde_json::to_string(&changed)?);
     }
-    let stored = match filing.claim {
-        Some((claim, response)) => Some((claim, response, AwaitingTicket::of(&response.body)?)),
-        None => None,
-    };
-    let key = stored.as_ref();
+    let answer = AwaitingTicket::of(&filing.response.body)?;
+    let claim = filing.claim;
 
     let (ticket_number, last_event_id, taken): (i64, i64, i64) = sqlx::query_as(
         "with ticket as (
@@ -205,14 +204,14 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<i64, PgErro
     .bind(&stock_events)
     .bind(&placed.before)
     .bind(&placed.after)
-    .bind(key.map(|(claim, _, _)| claim.scope.as_str()))
-    .bind(key.map(|(claim, _, _)| claim.key.as_str()))
-    .bind(key.map(|(claim, _, _)| claim.fingerprint.as_str()))
-    .bind(key.map(|(_, response, _)| i64::from(response.status)))
-    .bind(key.map(|(_, _, body)| body.before.as_str()))
-    .bind(key.map(|(_, _, body)| body.after.as_str()))
-    .bind(key.and_then(|(_, response, _)| response.location.as_deref()))
-    .bind(key.map(|(claim, _, _)| claim.expires_at))
+    .bind(claim.map(|claim| claim.scope.as_str()))
+    .bind(claim.map(|claim| claim.key.as_str()))
+    .bind(claim.map(|claim| claim.fingerprint.as_str()))
+    .bind(i64::from(filing.response.status))
+    .bind(&answer.before)
+    .bind(&answer.after)
+    .bind(&filing.response.location)
+    .bind(claim.map(|claim| claim.expires_at))
     .fetch_one(tx.conn())
     .await?;
 
@@ -226,7 +225,10 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<i64, PgErro
     if !filing.moves.is_empty() {
         tx.note(Change::Stock(shop_id));
     }
-    Ok(ticket_number)
+    Ok(StoredResponse {
+        body: answer.numbered(ticket_number),
+        ..filing.response.clone()
+    })
 }
 
 /// Op-log rows, as columns.
@@ -236,18 +238,6 @@ struct Logs {
     deltas: Vec<i64>,
     before: Vec<Option<i64>>,
     after: Vec<Option<i64>>,
-}
-
-/// The stored response of an order filed as `ticket_number`, as the
-/// statement stored it.
-pub(crate) fn numbered_response(
-    response: &StoredResponse,
-    ticket_number: i64,
-) -> Result<StoredResponse, PgError> {
-    Ok(StoredResponse {
-        body: AwaitingTicket::of(&response.body)?.numbered(ticket_number),
-        ..response.clone()
-    })
 }
 
 #[cfg(test)]

@@ -312,7 +312,7 @@ async fn commit(
     // Rendered before the database draws its ticket (see `filing`).
     let order = priced.into_order(cmd.placing(session), filing::UNNUMBERED);
     let unnumbered = Placed::fresh(&order, cmd.receipt);
-    let ticket_number = filing::file(
+    let response = filing::file(
         tx,
         &Filing {
             order: &order,
@@ -321,16 +321,14 @@ async fn commit(
             audit: &cmd.accepted_entry(cmd.order_id, false),
             moves: &moves,
             cause: &cause,
-            claim: cmd
-                .claim
-                .as_ref()
-                .map(|claim| (claim, &unnumbered.response)),
+            response: &unnumbered.response,
+            claim: cmd.claim.as_ref(),
             now: cmd.now,
         },
     )
     .await?;
     let placed = Placed {
-        response: filing::numbered_response(&unnumbered.response, ticket_number)?,
+        response,
         ..unnumbered
     };
     Ok(Ok(placed))
