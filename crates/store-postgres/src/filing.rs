@@ -21,6 +21,7 @@ use ordergate_store::{Change, Claim, StoredResponse};
 use uuid::Uuid;
 
 use crate::error::PgError;
+use crate::idempotency;
 use crate::tx::Tx;
 
 /// The ticket number an order is rendered with before it has one: a value
@@ -77,10 +78,10 @@ pub(crate) struct Filing<'a> {
     pub(crate) now: Timestamp,
 }
 
-/// Files the order and returns its answer with its ticket number. Locks are taken in the
-/// order every transaction takes them (see `events::append`): the ticket
-/// counter, then the event counter, which the statement reaches only
-/// through the inserted order.
+/// Files the order and returns its answer with its ticket number. Locks
+/// are taken in the order every transaction takes them (see
+/// `events::append`): the ticket counter, then the event counter, which
+/// the statement reaches only through the inserted order.
 pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredResponse, PgError> {
     let order = filing.order;
     let shop_id = order.shop_id;
@@ -108,7 +109,7 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredRespo
     let answer = AwaitingTicket::of(&filing.response.body)?;
     let claim = filing.claim;
 
-    let (ticket_number, last_event_id, taken): (i64, i64, i64) = sqlx::query_as(
+    let (ticket_number, last_event_id, taken): (i64, i64, i64) = sqlx::query_as(concat!(
         "with ticket as (
              insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, $4, 1)
              on conflict (shop_id, ticket_day)
@@ -160,19 +161,16 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredRespo
                   unnest($29::text[] || ($30 || p.ticket_number || $31))
                       with ordinality as e(data, n)
          ),
-         keyed as (
-             insert into idempotency_keys (scope, idempotency_key, shop_id, fingerprint, status,
-                                           body, location, created_at, expires_at)
-             select $32, $33, $1, $34, $35, $36 || p.ticket_number || $37, $38, $13, $39
-             from placed p where $32::text is not null
-             on conflict (scope, idempotency_key) do update set
-                 shop_id = excluded.shop_id, fingerprint = excluded.fingerprint,
-                 status = excluded.status, body = excluded.body, location = excluded.location,
-                 created_at = excluded.created_at, expires_at = excluded.expires_at
+         keyed as (",
+        idempotency::insert_record!(),
+        "select $32, $33, $1, $34, $35, $36 || p.ticket_number || $37, $38, $13, $39
+             from placed p where $32::text is not null",
+        idempotency::record_kept!(),
+        "
          )
          select p.ticket_number, c.last_event_id, (select count(*) from taken)
-         from placed p, counter c",
-    )
+         from placed p, counter c"
+    ))
     .bind(shop_id)
     .bind(order.order_id)
     .bind(order.session_id)

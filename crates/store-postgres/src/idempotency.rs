@@ -78,8 +78,29 @@ pub(crate) async fn record(
     .await?)
 }
 
-/// Stores the response of a completed write; an expired record of the same
-/// key is replaced (the key is new again).
+/// The insert of a key's record, in its columns' order, as far as its rows
+/// ([`record_kept!`] ends it).
+macro_rules! insert_record {
+    () => {
+        "insert into idempotency_keys (scope, idempotency_key, shop_id, fingerprint, status,
+                                       body, location, created_at, expires_at) "
+    };
+}
+pub(crate) use insert_record;
+
+/// The end of [`insert_record!`]: an expired record of the same key is
+/// replaced (the key is new again).
+macro_rules! record_kept {
+    () => {
+        " on conflict (scope, idempotency_key) do update set
+             shop_id = excluded.shop_id, fingerprint = excluded.fingerprint,
+             status = excluded.status, body = excluded.body, location = excluded.location,
+             created_at = excluded.created_at, expires_at = excluded.expires_at"
+    };
+}
+pub(crate) use record_kept;
+
+/// Stores the response of a completed write (see [`record_kept!`]).
 pub(crate) async fn complete(
     tx: &mut Tx,
     claim: &Claim,
@@ -87,15 +108,11 @@ pub(crate) async fn complete(
     response: &StoredResponse,
     now: Timestamp,
 ) -> Result<(), PgError> {
-    sqlx::query(
-        "insert into idempotency_keys (scope, idempotency_key, shop_id, fingerprint, status,
-                                       body, location, created_at, expires_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         on conflict (scope, idempotency_key) do update set
-             shop_id = excluded.shop_id, fingerprint = excluded.fingerprint,
-             status = excluded.status, body = excluded.body, location = excluded.location,
-             created_at = excluded.created_at, expires_at = excluded.expires_at",
-    )
+    sqlx::query(concat!(
+        insert_record!(),
+        "values ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        record_kept!()
+    ))
     .bind(claim.scope.as_str())
     .bind(claim.key.as_str())
     .bind(shop_id)
