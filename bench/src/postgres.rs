@@ -15,6 +15,7 @@ use uuid::Uuid;
 use crate::Args;
 use crate::load::{Figure, histogram, micros};
 use crate::orders;
+use crate::references;
 use crate::report::{Report, Row};
 use crate::server::{self, BenchServer, Shop, ShopSpec};
 
@@ -24,6 +25,8 @@ const SPREAD_TARGET: f64 = 0.5;
 const ONE_SHOP_TARGET: f64 = 1000.0;
 /// Issue 20: p99 of one shop's orders at half its peak.
 const LATENCY_TARGET_MS: f64 = 20.0;
+/// Issue 20: replays reach half the bare endpoint.
+const REPLAY_TARGET: f64 = 0.5;
 
 /// A database of its own on the server, dropped at the end.
 struct BenchDatabase {
@@ -142,9 +145,20 @@ async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> 
             .await?;
         }
     }
+    eprintln!(
+        "[postgres] bare axum JSON endpoint, {} clients …",
+        args.clients
+    );
+    let bare = references::bare_endpoint(args, args.warmup(), args.duration()).await?;
+    report.push(Row::reference("bare axum JSON endpoint (PG part)", &bare));
     eprintln!("[postgres] replayed orders …");
     let replays = orders::replays(args, &base, &one_shop).await?;
-    report.push(Row::reference("PG replayed orders (same key)", &replays));
+    report.push(Row::ratio(
+        "PG replayed orders (same key)",
+        &replays,
+        ("bare axum", &bare),
+        REPLAY_TARGET,
+    ));
     server.stop().await
 }
 

@@ -2,11 +2,12 @@ use ordergate_domain::Timestamp;
 use ordergate_domain::audit::{AuditCode, AuditEntry};
 use ordergate_domain::paging::Limit;
 use sqlx::Row;
-use sqlx::postgres::PgConnection;
+use sqlx::postgres::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::codec::{name, status};
-use crate::error::PgError;
+use crate::error::{PgError, cannot_connect};
+use crate::grouped::Grouped;
 use crate::shops;
 
 pub(crate) async fn append(
@@ -34,27 +35,54 @@ pub(crate) async fn append(
     Ok(())
 }
 
-/// Files `entry` under its session's shop in one statement; a session
-/// nobody knows files nothing.
-pub(crate) async fn append_for_session(
-    conn: &mut PgConnection,
-    entry: &AuditEntry,
-) -> Result<(), PgError> {
+/// Files the audit rows of order POSTs answered outside an order's
+/// transaction (replays answered from committed data, refusals before the
+/// store), a group per statement (see [`crate::grouped`]). Each caller
+/// returns once its row has committed, so every `audit_log` read that
+/// starts later, on any node, sees it; a session nobody knows files
+/// nothing.
+pub(crate) type Filer = Grouped<AuditEntry, ()>;
+
+pub(crate) fn filer(pool: PgPool) -> Filer {
+    Grouped::start(move |group: Vec<AuditEntry>| {
+        let pool = pool.clone();
+        async move {
+            let mut conn = pool.acquire().await.map_err(cannot_connect)?;
+            append_group(&mut conn, &group).await?;
+            Ok(vec![(); group.len()])
+        }
+    })
+}
+
+/// Inserts `group` in queue order, each row under its session's shop.
+async fn append_group(conn: &mut PgConnection, group: &[AuditEntry]) -> Result<(), PgError> {
+    let entries = || group.iter();
     sqlx::query(
         "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
                                 idempotent_replay, order_id, created_at, actor)
-         select s.shop_id, s.session_id, $2, $3, $4, $5, $6, $7, $8, $9
-         from table_sessions s where s.session_id = $1",
+         select s.shop_id, s.session_id, e.request_id, e.client_id, e.status, e.code,
+                e.idempotent_replay, e.order_id, e.created_at, e.actor
+         from unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+                     $6::boolean[], $7::uuid[], $8::timestamptz[], $9::text[])
+                with ordinality
+                as e(session_id, request_id, client_id, status, code, idempotent_replay,
+                     order_id, created_at, actor, queued)
+         join table_sessions s on s.session_id = e.session_id
+         order by e.queued",
     )
-    .bind(entry.session_id)
-    .bind(&entry.request_id)
-    .bind(&entry.client_id)
-    .bind(i64::from(entry.status))
-    .bind(entry.code.as_str())
-    .bind(entry.idempotent_replay)
-    .bind(entry.order_id)
-    .bind(entry.at)
-    .bind(&entry.actor)
+    .bind(entries().map(|e| e.session_id).collect::<Vec<_>>())
+    .bind(entries().map(|e| e.request_id.as_str()).collect::<Vec<_>>())
+    .bind(
+        entries()
+            .map(|e| e.client_id.as_deref())
+            .collect::<Vec<_>>(),
+    )
+    .bind(entries().map(|e| i64::from(e.status)).collect::<Vec<_>>())
+    .bind(entries().map(|e| e.code.as_str()).collect::<Vec<_>>())
+    .bind(entries().map(|e| e.idempotent_replay).collect::<Vec<_>>())
+    .bind(entries().map(|e| e.order_id).collect::<Vec<_>>())
+    .bind(entries().map(|e| e.at).collect::<Vec<_>>())
+    .bind(entries().map(|e| e.actor.as_deref()).collect::<Vec<_>>())
     .execute(conn)
     .await?;
     Ok(())

@@ -29,6 +29,7 @@ mod error;
 mod events;
 mod facade;
 mod filing;
+mod grouped;
 mod idempotency;
 mod inventory;
 mod listen;
@@ -37,6 +38,7 @@ mod orders;
 mod photos;
 mod place;
 mod printers;
+mod replays;
 mod service;
 mod sessions;
 mod shops;
@@ -89,6 +91,8 @@ pub struct PgStore {
 /// What the operations share.
 struct Pg {
     pool: PgPool,
+    audit: audit::Filer,
+    replay_lookups: replays::Lookups,
     announcer: Announcer,
     doorbell: Doorbell,
     listening: Listening,
@@ -147,6 +151,8 @@ impl PgStore {
             .map_err(classify)?;
         Ok(PgStore {
             pg: Arc::new(Pg {
+                audit: audit::filer(pool.clone()),
+                replay_lookups: replays::lookups(pool.clone()),
                 pool,
                 announcer,
                 doorbell,

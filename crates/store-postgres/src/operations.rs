@@ -26,7 +26,7 @@ use crate::error::{PgError, cannot_connect, is_lock_timeout};
 use crate::tx::Tx;
 use crate::{
     Pg, accounts, audit, catalog, done, events, idempotency, inventory, orders, photos, place,
-    printers, service, sessions, shops, staff, tables,
+    printers, replays, service, sessions, shops, staff, tables,
 };
 
 /// The operations themselves, each run by [`crate::PgStore::detached`].
@@ -372,16 +372,14 @@ impl Pg {
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
-        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
-        Ok(place::committed_replay(&mut conn, session_id, proof, claim, policy, now).await?)
+        replays::committed_replay(&self.replay_lookups, session_id, proof, claim, policy, now).await
     }
 
-    /// Inserts the row and commits before returning (a single statement in
-    /// its own transaction): PostgreSQL has no queue to leave it in, and
-    /// every `audit_log` call that starts afterwards sees it.
+    /// Returns once the row has committed, in a group with the rows of
+    /// other requests (see [`audit::filer`]): every `audit_log` call that
+    /// starts afterwards sees it.
     pub(crate) async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
-        Ok(audit::append_for_session(&mut conn, &entry).await?)
+        self.audit.ask(entry).await
     }
 
     pub(crate) async fn audit_log(

@@ -10,14 +10,14 @@
 
 use std::time::{Duration, Instant};
 
+use ordergate_domain::Rejection;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::language::Languages;
 use ordergate_domain::order::admission::{GuestHistory, GuestReads};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
-use ordergate_domain::session::{GuestProof, PinPolicy, Session};
+use ordergate_domain::session::Session;
 use ordergate_domain::shop::ShopTimeZone;
-use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{Claim, Decided, KeyRecord, Ordered, PlaceOrder, Placed, Replay};
+use ordergate_store::{Decided, KeyRecord, Ordered, PlaceOrder, Placed};
 use sqlx::Row;
 use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
@@ -93,50 +93,6 @@ pub(crate) async fn gave_up(
         outcome,
         audited: true,
     })
-}
-
-/// A replay answered from committed data, when nothing else could change
-/// the answer: the PIN is right with no failures to reset, and the key's
-/// record matches. Anything else goes down the full path.
-pub(crate) async fn committed_replay(
-    conn: &mut PgConnection,
-    session_id: Uuid,
-    proof: &GuestProof,
-    claim: &Claim,
-    policy: PinPolicy,
-    now: Timestamp,
-) -> Result<Option<Replay>, PgError> {
-    // One round trip, which finds nothing for most orders: they bring a
-    // new key.
-    let found = sqlx::query(concat!(
-        "select s.*, k.* from (select ",
-        sessions::columns!(),
-        " from table_sessions where session_id = $1) as s,
-         (select ",
-        idempotency::record_columns!(),
-        " from idempotency_keys
-          where scope = $2 and idempotency_key = $3 and expires_at > $4) as k"
-    ))
-    .bind(session_id)
-    .bind(claim.scope.as_str())
-    .bind(claim.key.as_str())
-    .bind(now)
-    .try_map(|row: PgRow| {
-        let record = idempotency::record_at(&row, sessions::COLUMN_COUNT)?;
-        Ok((sessions::from_row(row)?, record))
-    })
-    .fetch_optional(conn)
-    .await?;
-    let Some((session, record)) = found else {
-        return Ok(None);
-    };
-    if !claim.answered_by(&record.fingerprint, record.expires_at, now) {
-        return Ok(None);
-    }
-    if !session.admits_as_is(proof, policy, now) {
-        return Ok(None);
-    }
-    Ok(Some(Replay::of(session.shop_id, record.response)?))
 }
 
 /// The order's session, locked, with what the decision reads of its key and

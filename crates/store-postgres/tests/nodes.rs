@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ordergate_domain::Rejection;
+use ordergate_domain::audit::AuditEntry;
+use ordergate_domain::code::ErrorCode;
 use ordergate_domain::paging::Limit;
 use ordergate_store::{Change, Store};
 use sqlx::{Connection, PgConnection};
@@ -301,4 +303,117 @@ async fn a_change_whose_doorbell_never_rang_is_caught_up() {
         "the catch-up announced an event the doorbell had: {heard:?} (table {})",
         table.session_id
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn audit_rows_recorded_at_once_on_two_nodes_are_each_filed_once_in_order() {
+    let Some(url) = support::database_url() else {
+        return;
+    };
+    let schema = Schema::create(&url).await;
+    let nodes: Vec<Arc<dyn Store>> = vec![
+        Arc::new(schema.store().await),
+        Arc::new(schema.store().await),
+    ];
+    let (shop_id, _) = curry_shop(&*nodes[0], 1).await;
+    let table = open_table(&*nodes[0], shop_id, "T1").await;
+    const CALLERS: usize = 40;
+    const ROWS_EACH: usize = 5;
+    let mut set = JoinSet::new();
+    for caller in 0..CALLERS {
+        let node = Arc::clone(&nodes[caller % 2]);
+        let session_id = table.session_id;
+        set.spawn(async move {
+            for row in 0..ROWS_EACH {
+                // Every fifth caller names a session nobody knows: no row.
+                let session = if caller % 5 == 4 {
+                    uuid::Uuid::new_v4()
+                } else {
+                    session_id
+                };
+                let entry = AuditEntry::refused(
+                    chrono::Utc::now(),
+                    session,
+                    &format!("{caller}-{row}"),
+                    None,
+                    ErrorCode::ValidationFailed,
+                );
+                node.record_audit(entry).await.expect("filed");
+            }
+        });
+    }
+    while let Some(joined) = set.join_next().await {
+        joined.expect("caller");
+    }
+    let rows = nodes[1].audit_log(shop_id, Limit::MAX_PAGE).await.unwrap();
+    let filed: Vec<&str> = rows.iter().map(|r| r.request_id.as_str()).collect();
+    assert_eq!(filed.len(), CALLERS / 5 * 4 * ROWS_EACH, "{filed:?}");
+    for caller in (0..CALLERS).filter(|c| c % 5 != 4) {
+        // Newest first: each caller's rows appear in the reverse of the
+        // order it recorded them, once each.
+        let its: Vec<&str> = filed
+            .iter()
+            .copied()
+            .filter(|id| id.split('-').next() == Some(&caller.to_string()))
+            .collect();
+        let expected: Vec<String> = (0..ROWS_EACH)
+            .rev()
+            .map(|r| format!("{caller}-{r}"))
+            .collect();
+        assert_eq!(its, expected, "caller {caller}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replay_checks_asked_at_once_are_each_answered_for_their_own_request() {
+    let Some(url) = support::database_url() else {
+        return;
+    };
+    let schema = Schema::create(&url).await;
+    let nodes: Vec<Arc<dyn Store>> = vec![
+        Arc::new(schema.store().await),
+        Arc::new(schema.store().await),
+    ];
+    let (shop_id, curry) = curry_shop(&*nodes[0], 100).await;
+    let mut placed = Vec::new();
+    for i in 0..12 {
+        let table = open_table(&*nodes[0], shop_id, &format!("T{i}")).await;
+        let order = guest_order(table.session_id, "phone", curry, Duration::from_secs(5));
+        let outcome = nodes[0].place_order(order.clone()).await.unwrap().outcome;
+        placed.push((order, outcome.expect("placed").order_id));
+    }
+    // Each placed order asked three ways at once, on both nodes: as sent
+    // (its replay), under a key nobody used, and for a session nobody knows.
+    let mut set = JoinSet::new();
+    for (i, (order, order_id)) in placed.iter().enumerate() {
+        let claim = order.claim.clone().unwrap();
+        let fresh = ordergate_store::Claim {
+            key: ordergate_domain::idempotency::IdempotencyKey::generate(),
+            ..claim.clone()
+        };
+        let asked = [
+            (order.session_id, claim.clone(), Some(*order_id)),
+            (order.session_id, fresh, None),
+            (uuid::Uuid::new_v4(), claim, None),
+        ];
+        for (j, (session_id, claim, expected)) in asked.into_iter().enumerate() {
+            let node = Arc::clone(&nodes[(i + j) % 2]);
+            let policy = order.rules.pin_policy;
+            set.spawn(async move {
+                let proof = ordergate_domain::session::GuestProof::Pin(Some(support::PIN.into()));
+                let replay = node
+                    .committed_replay(session_id, &proof, &claim, policy, chrono::Utc::now())
+                    .await
+                    .expect("an answer");
+                (replay.map(|r| r.order_id), expected)
+            });
+        }
+    }
+    let mut answered = 0;
+    while let Some(joined) = set.join_next().await {
+        let (found, expected) = joined.expect("task");
+        assert_eq!(found, expected);
+        answered += 1;
+    }
+    assert_eq!(answered, 36);
 }

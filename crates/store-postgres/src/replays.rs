@@ -1,0 +1,112 @@
+//! Guests' retries of completed orders, answered from committed data: the
+//! check runs for every keyed guest order before its transaction, so the
+//! checks of requests arriving together share one statement (see
+//! [`crate::grouped`]).
+
+use ordergate_domain::Timestamp;
+use ordergate_domain::session::{GuestProof, PinPolicy, Session};
+use ordergate_store::{Claim, KeyRecord, Replay, StoreResult};
+use sqlx::Row;
+use sqlx::postgres::{PgConnection, PgPool, PgRow};
+use uuid::Uuid;
+
+use crate::error::{PgError, cannot_connect};
+use crate::grouped::Grouped;
+use crate::{idempotency, sessions};
+
+/// One request's question: its session, and its key's live record.
+pub(crate) struct Lookup {
+    session_id: Uuid,
+    scope: String,
+    key: String,
+    now: Timestamp,
+}
+
+type Found = Option<(Session, KeyRecord)>;
+
+pub(crate) type Lookups = Grouped<Lookup, Found>;
+
+pub(crate) fn lookups(pool: PgPool) -> Lookups {
+    Grouped::start(move |questions: Vec<Lookup>| {
+        let pool = pool.clone();
+        async move {
+            let mut conn = pool.acquire().await.map_err(cannot_connect)?;
+            Ok(look_up(&mut conn, &questions).await?)
+        }
+    })
+}
+
+/// A replay answered from committed data, when nothing else could change
+/// the answer: the PIN is right with no failures to reset, and the key's
+/// record matches. Anything else goes down the full path.
+pub(crate) async fn committed_replay(
+    lookups: &Lookups,
+    session_id: Uuid,
+    proof: &GuestProof,
+    claim: &Claim,
+    policy: PinPolicy,
+    now: Timestamp,
+) -> StoreResult<Option<Replay>> {
+    let found = lookups
+        .ask(Lookup {
+            session_id,
+            scope: claim.scope.as_str().to_owned(),
+            key: claim.key.as_str().to_owned(),
+            now,
+        })
+        .await?;
+    let Some((session, record)) = found else {
+        return Ok(None);
+    };
+    if !claim.answered_by(&record.fingerprint, record.expires_at, now)
+        || !session.admits_as_is(proof, policy, now)
+    {
+        return Ok(None);
+    }
+    let replay = Replay::of(session.shop_id, record.response).map_err(PgError::from)?;
+    Ok(Some(replay))
+}
+
+/// The answers to `questions`, in their order; most find nothing, since
+/// most orders bring a new key.
+async fn look_up(conn: &mut PgConnection, questions: &[Lookup]) -> Result<Vec<Found>, PgError> {
+    const ASKED_AT: usize = sessions::COLUMN_COUNT + idempotency::RECORD_COLUMN_COUNT;
+    let rows = sqlx::query(concat!(
+        "select s.*, k.*, q.asked
+         from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) with ordinality
+                as q(session_id, scope, idempotency_key, now, asked)
+         cross join lateral (select ",
+        sessions::columns!(),
+        " from table_sessions where session_id = q.session_id) as s
+         cross join lateral (select ",
+        idempotency::record_columns!(),
+        " from idempotency_keys
+           where scope = q.scope and idempotency_key = q.idempotency_key
+             and expires_at > q.now) as k"
+    ))
+    .bind(questions.iter().map(|q| q.session_id).collect::<Vec<_>>())
+    .bind(
+        questions
+            .iter()
+            .map(|q| q.scope.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(questions.iter().map(|q| q.key.as_str()).collect::<Vec<_>>())
+    .bind(questions.iter().map(|q| q.now).collect::<Vec<_>>())
+    .try_map(|row: PgRow| {
+        let asked: i64 = row.try_get(ASKED_AT)?;
+        let record = idempotency::record_at(&row, sessions::COLUMN_COUNT)?;
+        Ok((asked, sessions::from_row(row)?, record))
+    })
+    .fetch_all(conn)
+    .await?;
+    let mut answers: Vec<Found> = questions.iter().map(|_| None).collect();
+    for (asked, session, record) in rows {
+        let slot = usize::try_from(asked - 1)
+            .ok()
+            .and_then(|i| answers.get_mut(i))
+            .ok_or_else(|| PgError::Corrupt(format!("an answer to question {asked}")))?;
+        *slot = Some((session, record));
+    }
+    Ok(answers)
+}
