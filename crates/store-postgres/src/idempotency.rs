@@ -92,8 +92,8 @@ pub(crate) use insert_record;
 /// replaced (the key is new again).
 macro_rules! record_kept {
     () => {
-        " on conflict (scope, idempotency_key) do update set
-             shop_id = excluded.shop_id, fingerprint = excluded.fingerprint,
+        " on conflict (shop_id, scope, idempotency_key) do update set
+             fingerprint = excluded.fingerprint,
              status = excluded.status, body = excluded.body, location = excluded.location,
              created_at = excluded.created_at, expires_at = excluded.expires_at"
     };
@@ -104,7 +104,7 @@ pub(crate) use record_kept;
 pub(crate) async fn complete(
     tx: &mut Tx,
     claim: &Claim,
-    shop_id: Option<Uuid>,
+    shop_id: Uuid,
     response: &StoredResponse,
     now: Timestamp,
 ) -> Result<(), PgError> {

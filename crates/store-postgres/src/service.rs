@@ -82,7 +82,7 @@ pub(crate) async fn request(tx: &mut Tx, call: ServiceCall) -> Result<Answer, Pg
     };
     let response = (call.render)(&called);
     if let Some(claim) = &call.claim {
-        idempotency::complete(tx, claim, Some(session.shop_id), &response, call.now).await?;
+        idempotency::complete(tx, claim, session.shop_id, &response, call.now).await?;
     }
     Ok(Answer::Fresh(response))
 }

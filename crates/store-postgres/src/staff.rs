@@ -96,7 +96,7 @@ pub(crate) async fn write(
         }
     };
     if let Some(claim) = claim {
-        idempotency::complete(tx, claim, Some(shop_id), &response, now).await?;
+        idempotency::complete(tx, claim, shop_id, &response, now).await?;
     }
     Ok(Answer::Fresh(response))
 }
