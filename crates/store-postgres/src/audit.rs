@@ -56,7 +56,6 @@ pub(crate) fn filer(pool: PgPool) -> Filer {
 
 /// Inserts `group` in queue order, each row under its session's shop.
 async fn append_group(conn: &mut PgConnection, group: &[AuditEntry]) -> Result<(), PgError> {
-    let entries = || group.iter();
     sqlx::query(
         "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
                                 idempotent_replay, order_id, created_at, actor)
@@ -70,19 +69,35 @@ async fn append_group(conn: &mut PgConnection, group: &[AuditEntry]) -> Result<(
          join table_sessions s on s.session_id = e.session_id
          order by e.queued",
     )
-    .bind(entries().map(|e| e.session_id).collect::<Vec<_>>())
-    .bind(entries().map(|e| e.request_id.as_str()).collect::<Vec<_>>())
+    .bind(group.iter().map(|e| e.session_id).collect::<Vec<_>>())
     .bind(
-        entries()
+        group
+            .iter()
+            .map(|e| e.request_id.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        group
+            .iter()
             .map(|e| e.client_id.as_deref())
             .collect::<Vec<_>>(),
     )
-    .bind(entries().map(|e| i64::from(e.status)).collect::<Vec<_>>())
-    .bind(entries().map(|e| e.code.as_str()).collect::<Vec<_>>())
-    .bind(entries().map(|e| e.idempotent_replay).collect::<Vec<_>>())
-    .bind(entries().map(|e| e.order_id).collect::<Vec<_>>())
-    .bind(entries().map(|e| e.at).collect::<Vec<_>>())
-    .bind(entries().map(|e| e.actor.as_deref()).collect::<Vec<_>>())
+    .bind(
+        group
+            .iter()
+            .map(|e| i64::from(e.status))
+            .collect::<Vec<_>>(),
+    )
+    .bind(group.iter().map(|e| e.code.as_str()).collect::<Vec<_>>())
+    .bind(
+        group
+            .iter()
+            .map(|e| e.idempotent_replay)
+            .collect::<Vec<_>>(),
+    )
+    .bind(group.iter().map(|e| e.order_id).collect::<Vec<_>>())
+    .bind(group.iter().map(|e| e.at).collect::<Vec<_>>())
+    .bind(group.iter().map(|e| e.actor.as_deref()).collect::<Vec<_>>())
     .execute(conn)
     .await?;
     Ok(())

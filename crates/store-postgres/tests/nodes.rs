@@ -34,16 +34,23 @@ async fn hears(heard: &Mutex<Vec<Change>>, change: Change) -> bool {
     false
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_nodes_place_one_order_per_key_and_never_oversell() {
-    let Some(url) = support::database_url() else {
-        return;
-    };
+/// Two nodes on one fresh schema (kept while the schema lives), or `None`
+/// (skipped) without a test database.
+async fn two_nodes() -> Option<(Schema, Vec<Arc<dyn Store>>)> {
+    let url = support::database_url()?;
     let schema = Schema::create(&url).await;
     let nodes: Vec<Arc<dyn Store>> = vec![
         Arc::new(schema.store().await),
         Arc::new(schema.store().await),
     ];
+    Some((schema, nodes))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_nodes_place_one_order_per_key_and_never_oversell() {
+    let Some((_schema, nodes)) = two_nodes().await else {
+        return;
+    };
     let (shop_id, curry) = curry_shop(&*nodes[0], 10).await;
 
     // One request sent to both nodes, many times: one order.
@@ -307,14 +314,9 @@ async fn a_change_whose_doorbell_never_rang_is_caught_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn audit_rows_recorded_at_once_on_two_nodes_are_each_filed_once_in_order() {
-    let Some(url) = support::database_url() else {
+    let Some((_schema, nodes)) = two_nodes().await else {
         return;
     };
-    let schema = Schema::create(&url).await;
-    let nodes: Vec<Arc<dyn Store>> = vec![
-        Arc::new(schema.store().await),
-        Arc::new(schema.store().await),
-    ];
     let (shop_id, _) = curry_shop(&*nodes[0], 1).await;
     let table = open_table(&*nodes[0], shop_id, "T1").await;
     const CALLERS: usize = 40;
@@ -366,14 +368,9 @@ async fn audit_rows_recorded_at_once_on_two_nodes_are_each_filed_once_in_order()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replay_checks_asked_at_once_are_each_answered_for_their_own_request() {
-    let Some(url) = support::database_url() else {
+    let Some((_schema, nodes)) = two_nodes().await else {
         return;
     };
-    let schema = Schema::create(&url).await;
-    let nodes: Vec<Arc<dyn Store>> = vec![
-        Arc::new(schema.store().await),
-        Arc::new(schema.store().await),
-    ];
     let (shop_id, curry) = curry_shop(&*nodes[0], 100).await;
     let mut placed = Vec::new();
     for i in 0..12 {
