@@ -1,7 +1,7 @@
 //! `ordergate rush` as CI runs it: a short lunch peak with every fault on
 //! (double taps, fresh-key taps, dropped answers, a burst at one table, a
-//! hot item running out, a server SIGKILLed mid-run), on SQLite and on two
-//! nodes sharing PostgreSQL. Zero duplicates, zero acknowledged-but-lost,
+//! hot item running out, a server SIGKILLed mid-run), on SQLite, on two
+//! nodes sharing PostgreSQL, and on two nodes on a Citus cluster. Zero duplicates, zero acknowledged-but-lost,
 //! and every other invariant the rush checks.
 
 use std::io::Write;
@@ -74,11 +74,30 @@ fn a_short_rush_with_faults_on_sqlite_keeps_every_promise() {
 
 #[test]
 fn a_short_rush_over_two_postgresql_nodes_keeps_every_promise() {
-    let Ok(admin_url) = std::env::var("ORDERGATE_TEST_DATABASE_URL") else {
+    rush_over_two_nodes(
+        "ORDERGATE_TEST_DATABASE_URL",
+        "postgres://postgres@127.0.0.1:5432/test",
+    );
+}
+
+/// The same rush on a Citus cluster, whose workers the migrations spread
+/// the shops over.
+#[test]
+fn a_short_rush_over_two_nodes_on_citus_keeps_every_promise() {
+    rush_over_two_nodes(
+        "ORDERGATE_TEST_CITUS_URL",
+        "postgres://postgres@127.0.0.1:9700/postgres",
+    );
+}
+
+/// A rush with two nodes on a fresh schema of the database `url_var`
+/// names (skipped, saying so, without it).
+fn rush_over_two_nodes(url_var: &str, example: &str) {
+    let Ok(admin_url) = std::env::var(url_var) else {
+        let test = std::thread::current().name().unwrap_or("rush").to_owned();
         let _ = writeln!(
             std::io::stderr(),
-            "a_short_rush_over_two_postgresql_nodes_keeps_every_promise: skipped: set \
-             ORDERGATE_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it"
+            "{test}: skipped: set {url_var}={example} to run it"
         );
         return;
     };

@@ -13,6 +13,9 @@
 //! - `ordergate backup --database sqlite://… --to FILE` takes a consistent
 //!   snapshot of a SQLite database while a server keeps writing to it
 //!   ([`backup`]).
+//! - `ordergate distribute --database postgres://…` spreads a PostgreSQL
+//!   database that got the Citus extension after it was migrated over the
+//!   cluster's workers, by shop.
 //!
 //! This crate reads and writes the two backends' tables directly (rusqlite
 //! and sqlx): it moves data, it decides nothing. The schemas stay the
@@ -84,6 +87,8 @@ pub enum DataCommand {
     Verify(VerifyArgs),
     /// Write a consistent snapshot of a (running) SQLite database to a new file.
     Backup(BackupArgs),
+    /// Spread a PostgreSQL database that got Citus after it was set up over the cluster's workers.
+    Distribute(DistributeArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -131,6 +136,13 @@ pub struct BackupArgs {
     pub to: PathBuf,
 }
 
+#[derive(Debug, Clone, clap::Args)]
+pub struct DistributeArgs {
+    /// The Citus coordinator's database (`postgres://…`); stop every server on it first.
+    #[arg(long, env = "ORDERGATE_DATABASE_URL")]
+    pub database: String,
+}
+
 impl DataCommand {
     /// Runs the command; an `Err` is its failure (exit status non-zero).
     pub async fn run(self) -> Result<()> {
@@ -167,6 +179,23 @@ impl DataCommand {
                     report::counted(summary.orders, "order"),
                     report::counted(summary.events, "event")
                 );
+                Ok(())
+            }
+            DataCommand::Distribute(args) => {
+                if !ordergate_store_postgres::is_postgres_url(&args.database) {
+                    bail!("--database must be the Citus coordinator's postgres://… URL");
+                }
+                let options = args
+                    .database
+                    .parse()
+                    .context("cannot parse the PostgreSQL URL")?;
+                match ordergate_store_postgres::distribute(options).await? {
+                    0 => println!("distribute: every table was already spread by shop"),
+                    tables => println!(
+                        "distribute: {} spread over the cluster by shop",
+                        report::counted(tables as u64, "table")
+                    ),
+                }
                 Ok(())
             }
         }

@@ -36,7 +36,7 @@ const fn table(name: &'static str) -> Table {
 }
 
 /// Every table of the SQLite schema, parents before children. The
-/// PostgreSQL-only `event_counters` is derived from `events` afterwards.
+/// PostgreSQL-only `event_counters` and `shop_routes` are derived afterwards.
 pub(crate) const TABLES: [Table; 22] = [
     table("shops"),
     table("tables"),
@@ -80,7 +80,7 @@ pub(crate) const TABLES: [Table; 22] = [
 ];
 
 /// Every table the PostgreSQL backend keeps, for the emptiness check.
-pub(crate) const PG_TABLES: [&str; 23] = [
+pub(crate) const PG_TABLES: [&str; 24] = [
     "shops",
     "tables",
     "images",
@@ -104,6 +104,7 @@ pub(crate) const PG_TABLES: [&str; 23] = [
     "idempotency_keys",
     "guest_tokens",
     "audit_log",
+    "shop_routes",
 ];
 
 impl Table {

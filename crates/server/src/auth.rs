@@ -127,9 +127,7 @@ pub async fn check_guest_token(
     let now = state.now();
     let digest = guest_token_digest(token);
     let store = state.store();
-    if let Some(session) = store.guest_token_session(&digest, now).await?
-        && session.session_id == session_id
-    {
+    if let Some(session) = store.guest_token_session(session_id, &digest, now).await? {
         return Ok(session);
     }
     if store.get_session(session_id).await?.is_none() {

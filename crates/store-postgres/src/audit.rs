@@ -37,14 +37,15 @@ pub(crate) async fn append(
 
 /// Files the audit rows of order POSTs answered outside an order's
 /// transaction (replays answered from committed data, refusals before the
-/// store), a group per statement (see [`crate::grouped`]). Each caller
-/// returns once its row has committed, so every `audit_log` read that
-/// starts later, on any node, sees it; a session nobody knows files
-/// nothing.
-pub(crate) type Filer = Grouped<AuditEntry, ()>;
+/// store), each under its session's shop, a group per statement (see
+/// [`crate::grouped`]; on Citus, `distributed`, a statement per shop).
+/// Each caller returns once its row has committed, so every `audit_log`
+/// read that starts later, on any node, sees it.
+pub(crate) type Filer = Grouped<(Uuid, AuditEntry), ()>;
 
-pub(crate) fn filer(pool: PgPool) -> Filer {
-    Grouped::start(move |group: Vec<AuditEntry>| {
+pub(crate) fn filer(pool: PgPool, distributed: bool) -> Filer {
+    let shop_of = |(shop_id, _): &(Uuid, AuditEntry)| *shop_id;
+    Grouped::start_per_shop(distributed, shop_of, move |group| {
         let pool = pool.clone();
         async move {
             let mut conn = pool.acquire().await.map_err(cannot_connect)?;
@@ -54,21 +55,29 @@ pub(crate) fn filer(pool: PgPool) -> Filer {
     })
 }
 
-/// Inserts `group` in queue order, each row under its session's shop.
-async fn append_group(conn: &mut PgConnection, group: &[AuditEntry]) -> Result<(), PgError> {
+/// Inserts `group` in queue order.
+async fn append_group(
+    conn: &mut PgConnection,
+    group: &[(Uuid, AuditEntry)],
+) -> Result<(), PgError> {
+    let shops = group
+        .iter()
+        .map(|(shop_id, _)| *shop_id)
+        .collect::<Vec<_>>();
+    let group: Vec<&AuditEntry> = group.iter().map(|(_, entry)| entry).collect();
     sqlx::query(
         "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
                                 idempotent_replay, order_id, created_at, actor)
-         select s.shop_id, s.session_id, e.request_id, e.client_id, e.status, e.code,
+         select e.shop_id, e.session_id, e.request_id, e.client_id, e.status, e.code,
                 e.idempotent_replay, e.order_id, e.created_at, e.actor
-         from unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[],
-                     $6::boolean[], $7::uuid[], $8::timestamptz[], $9::text[])
+         from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::text[],
+                     $7::boolean[], $8::uuid[], $9::timestamptz[], $10::text[])
                 with ordinality
-                as e(session_id, request_id, client_id, status, code, idempotent_replay,
-                     order_id, created_at, actor, queued)
-         join table_sessions s on s.session_id = e.session_id
+                as e(shop_id, session_id, request_id, client_id, status, code,
+                     idempotent_replay, order_id, created_at, actor, queued)
          order by e.queued",
     )
+    .bind(shops)
     .bind(group.iter().map(|e| e.session_id).collect::<Vec<_>>())
     .bind(
         group

@@ -126,16 +126,6 @@ pub(crate) fn is_lock_timeout(e: &PgError) -> bool {
     sqlstate(e).as_deref() == Some(LOCK_NOT_AVAILABLE)
 }
 
-/// Whether `e` violates the unique constraint or index named `constraint`.
-pub(crate) fn violates(e: &sqlx::Error, constraint: &str) -> bool {
-    match e {
-        sqlx::Error::Database(db) => {
-            db.is_unique_violation() && db.constraint() == Some(constraint)
-        }
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,6 +139,10 @@ impl Store for PgStore {
             .await
     }
 
+    fn new_session_id(&self, shop_id: Uuid) -> Uuid {
+        self.pg.new_session_id(shop_id)
+    }
+
     async fn open_session(&self, session: Session) -> StoreResult<Session> {
         self.detached(|pg| async move { pg.open_session(session).await })
             .await
@@ -191,12 +195,15 @@ impl Store for PgStore {
 
     async fn guest_token_session(
         &self,
+        session_id: Uuid,
         token_digest: &str,
         now: Timestamp,
     ) -> StoreResult<Option<Session>> {
         let token_digest = token_digest.to_owned();
-        self.detached(move |pg| async move { pg.guest_token_session(&token_digest, now).await })
-            .await
+        self.detached(move |pg| async move {
+            pg.guest_token_session(session_id, &token_digest, now).await
+        })
+        .await
     }
 
     async fn staff_write(
@@ -232,6 +239,11 @@ impl Store for PgStore {
         limit: Limit,
     ) -> StoreResult<Vec<ServiceRequest>> {
         self.detached(move |pg| async move { pg.service_requests(shop_id, status, limit).await })
+            .await
+    }
+
+    async fn new_order_id(&self, session_id: Uuid) -> StoreResult<Uuid> {
+        self.detached(move |pg| async move { pg.new_order_id(session_id).await })
             .await
     }
 

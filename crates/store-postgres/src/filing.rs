@@ -4,8 +4,9 @@
 //! counter rows (and the rows of the tracked stock it takes) stay locked
 //! until its commit: every round trip in that window holds up the shop's
 //! next order. So the ticket, the order row, its audit row, the stock it
-//! takes and the op-log rows of that, the events and the idempotency
-//! record go to the database as one statement, and the commit follows it.
+//! takes and the op-log rows of that, the events, the idempotency record
+//! and the order's route (see [`crate::routes`]) go to the database as one
+//! statement, and the commit follows it.
 //!
 //! The order's event and its stored response carry its ticket number,
 //! which only that statement draws: they are rendered with [`UNNUMBERED`]
@@ -18,11 +19,12 @@ use ordergate_domain::events::{EventType, StockChanged};
 use ordergate_domain::inventory::{Cause, StockMove};
 use ordergate_domain::order::Order;
 use ordergate_store::{Change, Claim, StoredResponse};
+use sqlx::{Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use crate::error::PgError;
-use crate::idempotency;
 use crate::tx::Tx;
+use crate::{audit, events, idempotency, routes};
 
 /// The ticket number an order is rendered with before it has one: a value
 /// no shop reaches, so its JSON text is found only where the number goes.
@@ -61,6 +63,15 @@ impl AwaitingTicket {
     }
 }
 
+/// The insert of an order, as far as its values.
+macro_rules! insert_order {
+    () => {
+        "insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
+                             source, client_id, payload_hash, lines, note, total, version,
+                             created_at, updated_at)"
+    };
+}
+
 /// Everything an accepted order writes.
 pub(crate) struct Filing<'a> {
     /// Numbered [`UNNUMBERED`].
@@ -80,36 +91,85 @@ pub(crate) struct Filing<'a> {
 
 /// Files the order and returns its answer with its ticket number. Locks
 /// are taken in the order every transaction takes them (see
-/// `events::append`): the ticket counter, then the event counter, which
-/// the statement reaches only through the inserted order.
+/// `events::append`): the ticket counter, then the event counter.
 pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredResponse, PgError> {
     let order = filing.order;
     let shop_id = order.shop_id;
-    let placed = AwaitingTicket::of(&serde_json::to_string(order)?)?;
-
-    let mut taken_ids = Vec::with_capacity(filing.moves.len());
-    let mut taken_units = Vec::with_capacity(filing.moves.len());
-    let mut logs = Logs::default();
-    let mut stock_events = Vec::with_capacity(filing.moves.len());
-    for step in filing.moves {
-        taken_ids.push(step.item_id);
-        taken_units.push(-step.delta);
-        if let Some(entry) = filing
-            .cause
-            .log_entry(step.item_id, &step.before, &step.after)
-        {
-            logs.item_ids.push(entry.item_id);
-            logs.deltas.push(entry.delta);
-            logs.before.push(entry.stock_before);
-            logs.after.push(entry.stock_after);
-        }
-        let changed = StockChanged::new(step.item_id, &step.after, filing.now);
-        stock_events.push(serde_json::to_string(&changed)?);
+    let rows = Rows::of(filing)?;
+    let (ticket_number, last_event_id, taken) = if tx.distributed() {
+        file_on_the_shops_worker(tx, filing, &rows).await?
+    } else {
+        file_in_one_statement(tx, filing, &rows).await?
+    };
+    if taken != rows.taken_ids.len() as i64 {
+        return Err(PgError::Corrupt(format!(
+            "stock of order {} changed under its row locks",
+            order.order_id
+        )));
     }
-    let answer = AwaitingTicket::of(&filing.response.body)?;
-    let claim = filing.claim;
+    tx.note_event(shop_id, last_event_id);
+    if !filing.moves.is_empty() {
+        tx.note(Change::Stock(shop_id));
+    }
+    Ok(StoredResponse {
+        body: rows.answer.numbered(ticket_number),
+        ..filing.response.clone()
+    })
+}
 
-    let (ticket_number, last_event_id, taken): (i64, i64, i64) = sqlx::query_as(concat!(
+/// What a filing writes besides the order, as the statements bind it.
+struct Rows {
+    placed: AwaitingTicket,
+    answer: AwaitingTicket,
+    taken_ids: Vec<Uuid>,
+    taken_units: Vec<i64>,
+    logs: Logs,
+    /// The `stock.changed` events, in the order of their ids; the order's
+    /// `order.placed` follows them.
+    stock_events: Vec<String>,
+}
+
+impl Rows {
+    fn of(filing: &Filing<'_>) -> Result<Rows, PgError> {
+        let mut rows = Rows {
+            placed: AwaitingTicket::of(&serde_json::to_string(filing.order)?)?,
+            answer: AwaitingTicket::of(&filing.response.body)?,
+            taken_ids: Vec::with_capacity(filing.moves.len()),
+            taken_units: Vec::with_capacity(filing.moves.len()),
+            logs: Logs::default(),
+            stock_events: Vec::with_capacity(filing.moves.len()),
+        };
+        for step in filing.moves {
+            rows.taken_ids.push(step.item_id);
+            rows.taken_units.push(-step.delta);
+            if let Some(entry) = filing
+                .cause
+                .log_entry(step.item_id, &step.before, &step.after)
+            {
+                rows.logs.item_ids.push(entry.item_id);
+                rows.logs.deltas.push(entry.delta);
+                rows.logs.before.push(entry.stock_before);
+                rows.logs.after.push(entry.stock_after);
+            }
+            let changed = StockChanged::new(step.item_id, &step.after, filing.now);
+            rows.stock_events.push(serde_json::to_string(&changed)?);
+        }
+        Ok(rows)
+    }
+}
+
+/// Every write in one statement: the ticket number, the newest event id
+/// and how many stock rows the order took. The shop's counters are held
+/// for that statement and the commit alone.
+async fn file_in_one_statement(
+    tx: &mut Tx,
+    filing: &Filing<'_>,
+    rows: &Rows,
+) -> Result<(i64, i64, i64), PgError> {
+    let order = filing.order;
+    let shop_id = order.shop_id;
+    let claim = filing.claim;
+    Ok(sqlx::query_as(concat!(
         "with ticket as (
              insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, $4, 1)
              on conflict (shop_id, ticket_day)
@@ -117,9 +177,9 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredRespo
              returning last_number
          ),
          placed as (
-             insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number,
-                                 status, source, client_id, payload_hash, lines, note, total,
-                                 version, created_at, updated_at)
+             ",
+        insert_order!(),
+        "
              select $2, $1, $3, $4, last_number, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13
              from ticket
              returning ticket_number
@@ -128,6 +188,9 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredRespo
              insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
                                     idempotent_replay, order_id, created_at, actor)
              values ($1, $3, $14, $15, $16, $17, false, $2, $13, $18)
+         ),
+         routed as (
+             insert into shop_routes (id, shop_id) values ($2, $1)
          ),
          taken as (
              update inventory i
@@ -152,7 +215,9 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredRespo
              returning last_event_id
          ),
          appended as (
-             insert into events (shop_id, event_id, event_type, session_id, data, created_at)
+             ",
+        events::insert_events!(),
+        "
              select $1, c.last_event_id - cardinality($29::text[]) - 1 + e.n,
                     case when e.n > cardinality($29::text[]) then $28 else $27 end,
                     case when e.n > cardinality($29::text[]) then $3::uuid end,
@@ -189,44 +254,134 @@ pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredRespo
     .bind(i64::from(filing.audit.status))
     .bind(filing.audit.code.as_str())
     .bind(&filing.audit.actor)
-    .bind(&taken_ids)
-    .bind(&taken_units)
+    .bind(&rows.taken_ids)
+    .bind(&rows.taken_units)
     .bind(filing.cause.operation.as_str())
     .bind(filing.cause.actor)
-    .bind(&logs.item_ids)
-    .bind(&logs.deltas)
-    .bind(&logs.before)
-    .bind(&logs.after)
+    .bind(&rows.logs.item_ids)
+    .bind(&rows.logs.deltas)
+    .bind(&rows.logs.before)
+    .bind(&rows.logs.after)
     .bind(EventType::StockChanged.as_str())
     .bind(EventType::OrderPlaced.as_str())
-    .bind(&stock_events)
-    .bind(&placed.before)
-    .bind(&placed.after)
+    .bind(&rows.stock_events)
+    .bind(&rows.placed.before)
+    .bind(&rows.placed.after)
     .bind(claim.map(|claim| claim.scope.as_str()))
     .bind(claim.map(|claim| claim.key.as_str()))
     .bind(claim.map(|claim| claim.fingerprint.as_str()))
     .bind(i64::from(filing.response.status))
-    .bind(&answer.before)
-    .bind(&answer.after)
+    .bind(&rows.answer.before)
+    .bind(&rows.answer.after)
     .bind(&filing.response.location)
     .bind(claim.map(|claim| claim.expires_at))
     .fetch_one(tx.conn())
-    .await?;
+    .await?)
+}
 
-    if taken != taken_ids.len() as i64 {
-        return Err(PgError::Corrupt(format!(
-            "stock of order {} changed under its row locks",
-            order.order_id
-        )));
+/// On Citus the writes go as one statement each. Citus runs each
+/// data-modifying part of a statement as a plan of its own, whose results
+/// travel between nodes (a transaction over several, and a round trip per
+/// part): one statement each is as many round trips, and every one of them
+/// runs on the shop's worker alone. Returns what [`file_in_one_statement`]
+/// does.
+async fn file_on_the_shops_worker(
+    tx: &mut Tx,
+    filing: &Filing<'_>,
+    rows: &Rows,
+) -> Result<(i64, i64, i64), PgError> {
+    let order = filing.order;
+    let shop_id = order.shop_id;
+    let now = filing.now;
+    let ticket_number: i64 = sqlx::query_scalar(
+        "insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, $2, 1)
+         on conflict (shop_id, ticket_day)
+             do update set last_number = ticket_counters.last_number + 1
+         returning last_number",
+    )
+    .bind(shop_id)
+    .bind(filing.ticket_day)
+    .fetch_one(tx.conn())
+    .await?;
+    sqlx::query(concat!(
+        insert_order!(),
+        " values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)"
+    ))
+    .bind(order.order_id)
+    .bind(shop_id)
+    .bind(order.session_id)
+    .bind(filing.ticket_day)
+    .bind(ticket_number)
+    .bind(order.status.as_str())
+    .bind(order.source.as_str())
+    .bind(&order.client_id)
+    .bind(filing.payload_hash)
+    .bind(serde_json::to_string(&order.items)?)
+    .bind(&order.note)
+    .bind(order.total)
+    .bind(order.version)
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    audit::append(tx.conn(), shop_id, filing.audit).await?;
+    routes::insert(tx.conn(), order.order_id, shop_id).await?;
+    let mut taken = 0;
+    if !rows.taken_ids.is_empty() {
+        taken = sqlx::query(
+            "update inventory i
+             set stock = i.stock - m.units, version = i.version + 1, updated_at = $4
+             from unnest($2::uuid[], $3::bigint[]) as m(item_id, units)
+             where i.shop_id = $1 and i.item_id = m.item_id and i.stock >= m.units",
+        )
+        .bind(shop_id)
+        .bind(&rows.taken_ids)
+        .bind(&rows.taken_units)
+        .bind(now)
+        .execute(tx.conn())
+        .await?
+        .rows_affected() as i64;
     }
-    tx.note_event(shop_id, last_event_id);
-    if !filing.moves.is_empty() {
-        tx.note(Change::Stock(shop_id));
+    if !rows.logs.item_ids.is_empty() {
+        let logs = &rows.logs;
+        let mut logged = QueryBuilder::<Postgres>::new(
+            "insert into inventory_log (shop_id, item_id, operation, delta, stock_before,
+                                        stock_after, order_id, actor, created_at) ",
+        );
+        logged.push_values(0..logs.item_ids.len(), |mut row, i| {
+            row.push_bind(shop_id)
+                .push_bind(logs.item_ids[i])
+                .push_bind(filing.cause.operation.as_str())
+                .push_bind(logs.deltas[i])
+                .push_bind(logs.before[i])
+                .push_bind(logs.after[i])
+                .push_bind(order.order_id)
+                .push_bind(filing.cause.actor)
+                .push_bind(now);
+        });
+        logged.build().execute(tx.conn()).await?;
     }
-    Ok(StoredResponse {
-        body: answer.numbered(ticket_number),
-        ..filing.response.clone()
-    })
+    let appended = rows.stock_events.len() as i64 + 1;
+    let last_event_id = events::take_ids(tx, shop_id, appended).await?;
+    let placed = rows.placed.numbered(ticket_number);
+    let appending = rows
+        .stock_events
+        .iter()
+        .map(|data| (EventType::StockChanged, None, data.as_str()))
+        .chain([(
+            EventType::OrderPlaced,
+            Some(order.session_id),
+            placed.as_str(),
+        )]);
+    let first_id = last_event_id - appended + 1;
+    events::insert_numbered(tx, shop_id, first_id, appending, now).await?;
+    if let Some(claim) = filing.claim {
+        let answer = StoredResponse {
+            body: rows.answer.numbered(ticket_number),
+            ..filing.response.clone()
+        };
+        idempotency::complete(tx, claim, shop_id, &answer, now).await?;
+    }
+    Ok((ticket_number, last_event_id, taken))
 }
 
 /// Op-log rows, as columns.

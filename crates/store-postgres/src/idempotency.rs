@@ -31,6 +31,10 @@ pub(crate) async fn lock(tx: &mut Tx, claim: &Claim, then_wait: Duration) -> Res
     .bind(millis(then_wait))
     .execute(tx.conn())
     .await?;
+    // The key's lock is the coordinator's; the rows are the workers'.
+    if tx.distributed() {
+        tx.lock_timeout(then_wait).await?;
+    }
     Ok(())
 }
 
@@ -58,24 +62,41 @@ pub(crate) fn record_at(row: &PgRow, first: usize) -> sqlx::Result<KeyRecord> {
     })
 }
 
-/// The key's live record, if it has one.
+/// The key's live record, if it has one. A record is kept under the shop
+/// of its write: `shop_id` names it when the write's shop is known before
+/// it runs (every write but a new shop's, whose id each attempt draws anew).
 pub(crate) async fn record(
     conn: &mut PgConnection,
     claim: &Claim,
+    shop_id: Option<Uuid>,
     now: Timestamp,
 ) -> Result<Option<KeyRecord>, PgError> {
-    Ok(sqlx::query(concat!(
-        "select ",
-        record_columns!(),
-        " from idempotency_keys
-         where scope = $1 and idempotency_key = $2 and expires_at > $3"
-    ))
-    .bind(claim.scope.as_str())
-    .bind(claim.key.as_str())
-    .bind(now)
-    .try_map(|row: PgRow| record_at(&row, 0))
-    .fetch_optional(conn)
-    .await?)
+    let query = match shop_id {
+        Some(_) => sqlx::query(concat!(
+            "select ",
+            record_columns!(),
+            " from idempotency_keys
+             where scope = $1 and idempotency_key = $2 and expires_at > $3 and shop_id = $4"
+        )),
+        None => sqlx::query(concat!(
+            "select ",
+            record_columns!(),
+            " from idempotency_keys
+             where scope = $1 and idempotency_key = $2 and expires_at > $3"
+        )),
+    };
+    let query = query
+        .bind(claim.scope.as_str())
+        .bind(claim.key.as_str())
+        .bind(now);
+    let query = match shop_id {
+        Some(shop_id) => query.bind(shop_id),
+        None => query,
+    };
+    Ok(query
+        .try_map(|row: PgRow| record_at(&row, 0))
+        .fetch_optional(conn)
+        .await?)
 }
 
 /// The insert of a key's record, in its columns' order, as far as its rows

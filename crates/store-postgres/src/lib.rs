@@ -39,8 +39,10 @@ mod photos;
 mod place;
 mod printers;
 mod replays;
+mod routes;
 mod service;
 mod sessions;
+mod shards;
 mod shops;
 mod staff;
 mod tables;
@@ -51,12 +53,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ordergate_store::{StoreError, StoreResult};
-use sqlx::Transaction;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, Postgres};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, Postgres};
+use sqlx::{Connection, Transaction};
 
 use crate::doorbell::Doorbell;
 use crate::error::{PgError, cannot_connect, classify};
 use crate::listen::{Announcer, Listening};
+use crate::routes::Routes;
+use crate::shards::Shards;
 use crate::tx::{LOCK_TIMEOUT, Tx};
 
 pub use error::describe;
@@ -91,6 +95,8 @@ pub struct PgStore {
 /// What the operations share.
 struct Pg {
     pool: PgPool,
+    shards: Shards,
+    routes: Routes,
     audit: audit::Filer,
     replay_lookups: replays::Lookups,
     announcer: Announcer,
@@ -119,41 +125,51 @@ impl PgStore {
     /// migrations (in the first schema of the connection's `search_path`),
     /// and starts listening for other nodes' changes.
     pub async fn connect_with(options: PgConnectOptions) -> StoreResult<PgStore> {
-        let options = options.options([("lock_timeout", tx::millis(LOCK_TIMEOUT))]);
+        // Migrations wait for their locks as long as they need: on Citus,
+        // distributing tables waits on metadata locks other nodes' reads
+        // hold, and one node migrates at a time anyway (sqlx's own lock).
+        let mut first = PgConnection::connect_with(&options)
+            .await
+            .map_err(cannot_connect)?;
+        migrate(&mut first).await?;
+        let distributed = match citus(&mut first).await.map_err(classify)? {
+            Citus::Absent => false,
+            Citus::Distributed => true,
+            Citus::Undistributed => {
+                tracing::warn!(
+                    "the citus extension is in this database, but its tables are not spread \
+                     over the cluster: run `ordergate distribute` (README, \"Running on Citus\")"
+                );
+                false
+            }
+        };
+        let aligning = distributed && shards::hash_agrees(&mut first).await?;
+        let _ = first.close().await;
+
+        let mut options = options.options([("lock_timeout", tx::millis(LOCK_TIMEOUT))]);
+        if distributed {
+            options = options.options([("citus.propagate_set_commands", "local")]);
+        }
         let pool = PgPoolOptions::new()
             .max_connections(POOL_SIZE)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options.clone())
             .await
             .map_err(cannot_connect)?;
-        MIGRATOR.run(&pool).await.map_err(|e| match e {
-            sqlx::migrate::MigrateError::Execute(e) => classify(e),
-            sqlx::migrate::MigrateError::VersionMissing(version)
-                if version > newest_migration() =>
-            {
-                StoreError::Internal(
-                    format!(
-                        "the database's schema has migration {version}, newer than this \
-                         ordergate's newest ({}): a newer ordergate wrote it. Run that release \
-                         again, or restore the backup taken before the upgrade (README, \
-                         \"Upgrading\")",
-                        newest_migration()
-                    )
-                    .into(),
-                )
-            }
-            other => StoreError::Internal(Box::new(other)),
-        })?;
+        let shards = Shards::load(&pool, distributed, aligning).await?;
         let announcer = Announcer::default();
         let doorbell = Doorbell::start(&options);
         let listening = listen::start(options, pool.clone(), announcer.clone())
             .await
             .map_err(classify)?;
+        let routes = Routes::default();
         Ok(PgStore {
             pg: Arc::new(Pg {
-                audit: audit::filer(pool.clone()),
-                replay_lookups: replays::lookups(pool.clone()),
+                audit: audit::filer(pool.clone(), distributed),
+                replay_lookups: replays::lookups(pool.clone(), distributed),
                 pool,
+                shards,
+                routes,
                 announcer,
                 doorbell,
                 listening,
@@ -185,9 +201,82 @@ impl PgStore {
     }
 }
 
+/// Applies this backend's migrations, refusing a database a newer
+/// release migrated.
+async fn migrate(conn: &mut PgConnection) -> StoreResult<()> {
+    MIGRATOR.run(conn).await.map_err(|e| match e {
+        sqlx::migrate::MigrateError::Execute(e) => classify(e),
+        sqlx::migrate::MigrateError::VersionMissing(version) if version > newest_migration() => {
+            StoreError::Internal(
+                format!(
+                    "the database's schema has migration {version}, newer than this \
+                     ordergate's newest ({}): a newer ordergate wrote it. Run that release \
+                     again, or restore the backup taken before the upgrade (README, \
+                     \"Upgrading\")",
+                    newest_migration()
+                )
+                .into(),
+            )
+        }
+        other => StoreError::Internal(Box::new(other)),
+    })
+}
+
+/// Where a database stands with Citus.
+enum Citus {
+    /// Plain PostgreSQL.
+    Absent,
+    /// The shops are spread over the cluster's workers.
+    Distributed,
+    /// Citus came after the schema was migrated: `ordergate distribute`.
+    Undistributed,
+}
+
+async fn citus(conn: &mut PgConnection) -> Result<Citus, sqlx::Error> {
+    let present: bool =
+        sqlx::query_scalar("select exists (select from pg_extension where extname = 'citus')")
+            .fetch_one(&mut *conn)
+            .await?;
+    if !present {
+        return Ok(Citus::Absent);
+    }
+    let distributed: bool = sqlx::query_scalar(
+        "select exists (select from pg_dist_partition where logicalrelid = 'shops'::regclass)",
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(if distributed {
+        Citus::Distributed
+    } else {
+        Citus::Undistributed
+    })
+}
+
+/// Spreads a database that got Citus after it was migrated over the
+/// cluster it is now the coordinator of: this release's migrations first,
+/// then every table not yet distributed (`ordergate_distribute()`, from
+/// migration 0016, which the migrations themselves call on a database that
+/// has Citus). Returns how many tables it distributed: 0 when all were.
+/// Their rows move to the workers in one transaction, which holds each
+/// table's lock until it commits: stop every node first.
+pub async fn distribute(options: PgConnectOptions) -> StoreResult<i32> {
+    let mut conn = PgConnection::connect_with(&options)
+        .await
+        .map_err(cannot_connect)?;
+    migrate(&mut conn).await?;
+    let distributed = sqlx::query_scalar("select ordergate_distribute()")
+        .fetch_one(&mut conn)
+        .await
+        .map_err(classify)?;
+    let _ = conn.close().await;
+    Ok(distributed)
+}
+
 impl Pg {
     async fn begin(&self) -> StoreResult<Tx> {
-        Tx::begin(&self.pool).await.map_err(cannot_connect)
+        Tx::begin(&self.pool, self.shards.distributed())
+            .await
+            .map_err(cannot_connect)
     }
 
     /// Commits `tx` when `result` is a success, announces its changes on

@@ -130,7 +130,9 @@ impl Drop for Listening {
 /// one of the store's) and starts listening, and starts the catch-up on
 /// `store_pool`; returns once `LISTEN` is in place and the catch-up knows
 /// every shop's newest event, so every change committed after that is
-/// heard.
+/// heard. When the shops' newest events cannot be read (on Citus, a
+/// worker is down), the node starts anyway: its doorbells are heard from
+/// now on, and its catch-up starts from its first read that succeeds.
 pub(crate) async fn start(
     options: PgConnectOptions,
     store_pool: PgPool,
@@ -145,13 +147,22 @@ pub(crate) async fn start(
         .connect_lazy_with(options);
     let listener = listen(&pool).await?;
     let heard = Heard::default();
-    for (shop_id, event_id) in newest_events(&store_pool).await? {
-        heard.note(shop_id, event_id);
-    }
+    let seeded = match newest_events(&store_pool).await {
+        Ok(newest) => {
+            newest
+                .into_iter()
+                .for_each(|(shop, id)| heard.note(shop, id));
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the shops' newest events yet");
+            false
+        }
+    };
     Ok(Listening {
         tasks: vec![
             tokio::spawn(run(pool, listener, announcer.clone(), heard.clone())),
-            tokio::spawn(catch_up(store_pool, announcer, heard.clone())),
+            tokio::spawn(catch_up(store_pool, announcer, heard.clone(), seeded)),
         ],
         heard,
     })
@@ -164,8 +175,9 @@ async fn newest_events(pool: &PgPool) -> sqlx::Result<Vec<(Uuid, i64)>> {
 }
 
 /// Announces every change of a shop whose log is past what was heard on
-/// two reads running.
-async fn catch_up(pool: PgPool, announcer: Announcer, heard: Heard) {
+/// two reads running. Until it has read every shop's newest event once
+/// (`seeded`), a read only learns them.
+async fn catch_up(pool: PgPool, announcer: Announcer, heard: Heard, mut seeded: bool) {
     let mut ticks = tokio::time::interval(CATCH_UP);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Shops whose log was past what was heard at the last read, and by how far.
@@ -180,6 +192,13 @@ async fn catch_up(pool: PgPool, announcer: Announcer, heard: Heard) {
                 continue;
             }
         };
+        if !seeded {
+            newest
+                .into_iter()
+                .for_each(|(shop, id)| heard.note(shop, id));
+            seeded = true;
+            continue;
+        }
         let was_behind = std::mem::take(&mut behind);
         for (shop_id, event_id) in newest {
             let known = heard.newest(shop_id);

@@ -20,6 +20,7 @@ use ordergate_store::{
     PrinterState, Rendition, Replay, ServiceCall, StaffWrite, StoreResult,
 };
 use sqlx::Executor;
+use sqlx::postgres::PgConnection;
 use uuid::Uuid;
 
 use crate::error::{PgError, cannot_connect, is_lock_timeout};
@@ -175,6 +176,12 @@ impl Pg {
         done(snapshot, result).await
     }
 
+    /// A new session id of the shop's: on Citus, one whose route shares
+    /// the shop's shard (see [`crate::shards`]).
+    pub(crate) fn new_session_id(&self, shop_id: Uuid) -> Uuid {
+        self.shards.align(Uuid::new_v4(), shop_id)
+    }
+
     pub(crate) async fn open_session(&self, session: Session) -> StoreResult<Session> {
         let mut tx = self.begin().await?;
         let result = sessions::open(&mut tx, &session).await;
@@ -194,8 +201,11 @@ impl Pg {
     }
 
     pub(crate) async fn get_session(&self, session_id: Uuid) -> StoreResult<Option<Session>> {
-        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
-        Ok(sessions::find(&mut conn, session_id).await?)
+        self.read_in(session_id, async |conn, shop_id| {
+            sessions::find(conn, shop_id, session_id).await
+        })
+        .await
+        .map(Option::flatten)
     }
 
     pub(crate) async fn verify_pin(
@@ -205,36 +215,44 @@ impl Pg {
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<PinOutcome> {
-        let mut tx = self.begin().await?;
-        let result = sessions::verify_pin(&mut tx, session_id, given, policy, now).await;
-        self.finish(tx, result).await
+        self.write_in(session_id, "session", async |tx, shop_id| {
+            sessions::verify_pin(tx, shop_id, session_id, given, policy, now).await
+        })
+        .await
     }
 
     pub(crate) async fn checkout(&self, session_id: Uuid, now: Timestamp) -> StoreResult<Bill> {
-        let mut tx = self.begin().await?;
-        let result = sessions::checkout(&mut tx, session_id, now).await;
-        Ok(self.finish(tx, result).await?.0)
+        self.write_in(session_id, "session", async |tx, shop_id| {
+            sessions::checkout(tx, shop_id, session_id, now).await
+        })
+        .await
     }
 
     pub(crate) async fn unlock_pin(&self, session_id: Uuid) -> StoreResult<Session> {
-        let mut tx = self.begin().await?;
-        let result = sessions::unlock_pin(&mut tx, session_id).await;
-        self.finish(tx, result).await
+        self.write_in(session_id, "session", async |tx, shop_id| {
+            sessions::unlock_pin(tx, shop_id, session_id).await
+        })
+        .await
     }
 
     pub(crate) async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome> {
-        let mut tx = self.begin().await?;
-        let result = sessions::grant_guest_access(&mut tx, &grant).await;
-        self.finish(tx, result).await
+        self.write_in(grant.session_id, "session", async |tx, shop_id| {
+            sessions::grant_guest_access(tx, shop_id, &grant).await
+        })
+        .await
     }
 
     pub(crate) async fn guest_token_session(
         &self,
+        session_id: Uuid,
         token_digest: &str,
         now: Timestamp,
     ) -> StoreResult<Option<Session>> {
-        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
-        Ok(sessions::guest_token_session(&mut conn, token_digest, now).await?)
+        self.read_in(session_id, async |conn, shop_id| {
+            sessions::guest_token_session(conn, shop_id, session_id, token_digest, now).await
+        })
+        .await
+        .map(Option::flatten)
     }
 
     pub(crate) async fn staff_write(
@@ -250,7 +268,7 @@ impl Pg {
         {
             return self.finish(tx, Err(e)).await;
         }
-        let result = staff::write(&mut tx, claim.as_ref(), write, now).await;
+        let result = staff::write(&mut tx, &self.routes, claim.as_ref(), write, now).await;
         self.finish(tx, result).await
     }
 
@@ -265,7 +283,14 @@ impl Pg {
         {
             return self.finish(tx, Err(e)).await;
         }
-        let result = service::request(&mut tx, call).await;
+        let result = async {
+            let shop_id = self
+                .routes
+                .require(tx.conn(), call.session_id, "session")
+                .await?;
+            service::request(&mut tx, shop_id, call).await
+        }
+        .await;
         self.finish(tx, result).await
     }
 
@@ -275,7 +300,13 @@ impl Pg {
         now: Timestamp,
     ) -> StoreResult<ServiceRequest> {
         let mut tx = self.begin().await?;
-        let result = service::acknowledge(&mut tx, request_id, now).await;
+        let result = async {
+            let shop_id = accounts::shop_of(tx.conn(), Owned::ServiceRequest(request_id))
+                .await?
+                .ok_or(Rejection::NotFound("service request"))?;
+            service::acknowledge(&mut tx, shop_id, request_id, now).await
+        }
+        .await;
         self.finish(tx, result).await
     }
 
@@ -289,16 +320,34 @@ impl Pg {
         Ok(service::list(&mut conn, shop_id, status, limit).await?)
     }
 
+    /// A new order id at the session: on Citus, one whose route shares the
+    /// shard of the session's shop (see [`crate::shards`]).
+    pub(crate) async fn new_order_id(&self, session_id: Uuid) -> StoreResult<Uuid> {
+        let drawn = Uuid::now_v7();
+        Ok(match self.route(session_id).await? {
+            Some(shop_id) => self.shards.align(drawn, shop_id),
+            None => drawn,
+        })
+    }
+
     pub(crate) async fn place_order(
         &self,
         order: PlaceOrder,
         in_flight_wait: Duration,
     ) -> StoreResult<Ordered> {
         let first_wait = place::first_wait(&order, in_flight_wait);
-        let mut tx = Tx::begin_waiting(&self.pool, first_wait)
+        let mut tx = Tx::begin_waiting(&self.pool, first_wait, self.shards.distributed())
             .await
             .map_err(cannot_connect)?;
-        let result = place::place(&mut tx, &order).await;
+        let shop_id = match self
+            .routes
+            .require(tx.conn(), order.session_id, "session")
+            .await
+        {
+            Ok(shop_id) => shop_id,
+            Err(e) => return self.finish(tx, Err(e)).await,
+        };
+        let result = place::place(&mut tx, shop_id, &order).await;
         let gave_up = match &result {
             Err(PgError::Rejected(Rejection::RequestInProgress)) => {
                 Some(Rejection::RequestInProgress)
@@ -311,7 +360,7 @@ impl Pg {
             // aborted, so the refusal is filed in a new one.
             tx.rollback().await;
             let mut tx = self.begin().await?;
-            let result = place::gave_up(&mut tx, &order, rejection).await;
+            let result = place::gave_up(&mut tx, shop_id, &order, rejection).await;
             return self.finish(tx, result).await;
         }
         self.finish(tx, result).await
@@ -323,9 +372,10 @@ impl Pg {
         change: StatusChange,
         now: Timestamp,
     ) -> StoreResult<Order> {
-        let mut tx = self.begin().await?;
-        let result = orders::set_status(&mut tx, order_id, &change, now).await;
-        self.finish(tx, result).await
+        self.write_in(order_id, "order", async |tx, shop_id| {
+            orders::set_status(tx, shop_id, order_id, &change, now).await
+        })
+        .await
     }
 
     pub(crate) async fn shop_orders(
@@ -372,14 +422,60 @@ impl Pg {
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
-        replays::committed_replay(&self.replay_lookups, session_id, proof, claim, policy, now).await
+        let Some(shop_id) = self.route(session_id).await? else {
+            return Ok(None);
+        };
+        let lookups = &self.replay_lookups;
+        replays::committed_replay(lookups, shop_id, session_id, proof, claim, policy, now).await
+    }
+
+    /// One write transaction on the shop of the session or order `id`
+    /// (`NotFound(noun)` when there is none), found by its route.
+    async fn write_in<T>(
+        &self,
+        id: Uuid,
+        noun: &'static str,
+        write: impl AsyncFnOnce(&mut Tx, Uuid) -> Result<T, PgError>,
+    ) -> StoreResult<T> {
+        let mut tx = self.begin().await?;
+        let result = match self.routes.require(tx.conn(), id, noun).await {
+            Ok(shop_id) => write(&mut tx, shop_id).await,
+            Err(e) => Err(e),
+        };
+        self.finish(tx, result).await
+    }
+
+    /// A read of the shop of the session or order `id`; `None` when there
+    /// is none.
+    async fn read_in<T>(
+        &self,
+        id: Uuid,
+        read: impl AsyncFnOnce(&mut PgConnection, Uuid) -> Result<T, PgError>,
+    ) -> StoreResult<Option<T>> {
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
+        let Some(shop_id) = self.routes.shop_of(&mut conn, id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(read(&mut conn, shop_id).await?))
+    }
+
+    /// [`crate::routes::Routes::shop_of`] on a connection of its own.
+    async fn route(&self, id: Uuid) -> StoreResult<Option<Uuid>> {
+        if let Some(shop_id) = self.routes.known(id) {
+            return Ok(Some(shop_id));
+        }
+        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
+        Ok(self.routes.shop_of(&mut conn, id).await?)
     }
 
     /// Returns once the row has committed, in a group with the rows of
     /// other requests (see [`audit::filer`]): every `audit_log` call that
     /// starts afterwards sees it.
     pub(crate) async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {
-        self.audit.ask(entry).await
+        match self.route(entry.session_id).await? {
+            Some(shop_id) => self.audit.ask((shop_id, entry)).await,
+            None => Ok(()),
+        }
     }
 
     pub(crate) async fn audit_log(
@@ -397,13 +493,19 @@ impl Pg {
         session_id: Uuid,
         limit: Limit,
     ) -> StoreResult<Vec<Order>> {
-        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
-        Ok(orders::of_session(&mut conn, session_id, true, Some(limit)).await?)
+        self.read_in(session_id, async |conn, shop_id| {
+            orders::of_session(conn, shop_id, session_id, true, Some(limit)).await
+        })
+        .await
+        .map(Option::unwrap_or_default)
     }
 
     pub(crate) async fn get_order(&self, order_id: Uuid) -> StoreResult<Option<Order>> {
-        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
-        Ok(orders::find(&mut conn, order_id).await?)
+        self.read_in(order_id, async |conn, shop_id| {
+            orders::find(conn, shop_id, order_id).await
+        })
+        .await
+        .map(Option::flatten)
     }
 
     pub(crate) async fn purge_expired(&self, now: Timestamp) -> StoreResult<u64> {
@@ -566,8 +668,15 @@ impl Pg {
         Ok(accounts::device_token(&mut conn, &token_digest).await?)
     }
 
+    /// Sessions and orders by their routes; printers and service requests,
+    /// off the order path, by their rows.
     pub(crate) async fn shop_of(&self, resource: Owned) -> StoreResult<Option<Uuid>> {
-        let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
-        Ok(accounts::shop_of(&mut conn, resource).await?)
+        match resource {
+            Owned::Session(id) | Owned::Order(id) => self.route(id).await,
+            Owned::Printer(_) | Owned::ServiceRequest(_) => {
+                let mut conn = self.pool.acquire().await.map_err(cannot_connect)?;
+                Ok(accounts::shop_of(&mut conn, resource).await?)
+            }
+        }
     }
 }

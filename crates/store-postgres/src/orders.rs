@@ -26,7 +26,8 @@ macro_rules! select {
         "select o.order_id, o.shop_id, o.session_id, s.table_label, o.ticket_number,
                 o.status, o.source, o.client_id, o.lines, o.note, o.total,
                 o.created_at, o.version
-         from orders o join table_sessions s on s.session_id = o.session_id"
+         from orders o
+         join table_sessions s on s.shop_id = o.shop_id and s.session_id = o.session_id"
     };
 }
 pub(crate) use select;
@@ -51,17 +52,23 @@ pub(crate) fn from_row(row: PgRow) -> sqlx::Result<Order> {
 
 pub(crate) async fn find(
     conn: &mut PgConnection,
+    shop_id: Uuid,
     order_id: Uuid,
 ) -> Result<Option<Order>, PgError> {
-    Ok(sqlx::query(concat!(select!(), " where o.order_id = $1"))
-        .bind(order_id)
-        .try_map(from_row)
-        .fetch_optional(conn)
-        .await?)
+    Ok(sqlx::query(concat!(
+        select!(),
+        " where o.shop_id = $1 and o.order_id = $2"
+    ))
+    .bind(shop_id)
+    .bind(order_id)
+    .try_map(from_row)
+    .fetch_optional(conn)
+    .await?)
 }
 
 pub(crate) async fn of_session(
     conn: &mut PgConnection,
+    shop_id: Uuid,
     session_id: Uuid,
     newest_first: bool,
     limit: Option<Limit>,
@@ -69,15 +76,18 @@ pub(crate) async fn of_session(
     let query = if newest_first {
         sqlx::query(concat!(
             select!(),
-            " where o.session_id = $1 order by o.created_at desc, o.order_id desc limit $2"
+            " where o.shop_id = $1 and o.session_id = $2
+              order by o.created_at desc, o.order_id desc limit $3"
         ))
     } else {
         sqlx::query(concat!(
             select!(),
-            " where o.session_id = $1 order by o.created_at, o.order_id limit $2"
+            " where o.shop_id = $1 and o.session_id = $2
+              order by o.created_at, o.order_id limit $3"
         ))
     };
     Ok(query
+        .bind(shop_id)
         .bind(session_id)
         .bind(limit.map(|l| i64::from(l.get())))
         .try_map(from_row)
@@ -109,25 +119,28 @@ pub(crate) async fn of_shop(
 }
 
 /// The order, its row locked so concurrent changes of it take turns.
-async fn lock(tx: &mut Tx, order_id: Uuid) -> Result<Order, PgError> {
-    Ok(
-        sqlx::query(concat!(select!(), " where o.order_id = $1 for update of o"))
-            .bind(order_id)
-            .try_map(from_row)
-            .fetch_optional(tx.conn())
-            .await?
-            .ok_or(Rejection::NotFound("order"))?,
-    )
+async fn lock(tx: &mut Tx, shop_id: Uuid, order_id: Uuid) -> Result<Order, PgError> {
+    Ok(sqlx::query(concat!(
+        select!(),
+        " where o.shop_id = $1 and o.order_id = $2 for update of o"
+    ))
+    .bind(shop_id)
+    .bind(order_id)
+    .try_map(from_row)
+    .fetch_optional(tx.conn())
+    .await?
+    .ok_or(Rejection::NotFound("order"))?)
 }
 
 /// Moves an order along its status machine (see [`OrderStatus::transition`]).
 pub(crate) async fn set_status(
     tx: &mut Tx,
+    shop_id: Uuid,
     order_id: Uuid,
     change: &StatusChange,
     now: Timestamp,
 ) -> Result<Order, PgError> {
-    let order = lock(tx, order_id).await?;
+    let order = lock(tx, shop_id, order_id).await?;
     let transition = change.judge(&order)?;
     match transition {
         Transition::Unchanged => return Ok(order),
@@ -142,15 +155,17 @@ pub(crate) async fn set_status(
 /// itself cannot be recalled.
 pub(crate) async fn recall(
     tx: &mut Tx,
+    shop_id: Uuid,
     order_id: Uuid,
     recall: &Recall,
     now: Timestamp,
 ) -> Result<Order, PgError> {
-    let order = lock(tx, order_id).await?;
+    let order = lock(tx, shop_id, order_id).await?;
     let last_move = sqlx::query(
         "select last_move_from, last_move_at from orders
-         where order_id = $1 and last_move_from is not null",
+         where shop_id = $1 and order_id = $2 and last_move_from is not null",
     )
+    .bind(shop_id)
     .bind(order_id)
     .try_map(|row: PgRow| {
         Ok(LastMove {
@@ -173,23 +188,27 @@ async fn move_order(
     undoable: Option<LastMove>,
     now: Timestamp,
 ) -> Result<Order, PgError> {
-    let times = sqlx::query("select accepted_at, ready_at from orders where order_id = $1")
-        .bind(order.order_id)
-        .try_map(|row: PgRow| {
-            Ok(KitchenTimes {
-                accepted_at: row.try_get(0)?,
-                ready_at: row.try_get(1)?,
-            })
-        })
-        .fetch_one(tx.conn())
-        .await?
-        .after_move(status, now);
-    sqlx::query(
-        "update orders set status = $2, version = version + 1, updated_at = $3,
-                           last_move_from = $4, last_move_at = $5,
-                           accepted_at = $6, ready_at = $7
-         where order_id = $1",
+    let times = sqlx::query(
+        "select accepted_at, ready_at from orders where shop_id = $1 and order_id = $2",
     )
+    .bind(order.shop_id)
+    .bind(order.order_id)
+    .try_map(|row: PgRow| {
+        Ok(KitchenTimes {
+            accepted_at: row.try_get(0)?,
+            ready_at: row.try_get(1)?,
+        })
+    })
+    .fetch_one(tx.conn())
+    .await?
+    .after_move(status, now);
+    sqlx::query(
+        "update orders set status = $3, version = version + 1, updated_at = $4,
+                           last_move_from = $5, last_move_at = $6,
+                           accepted_at = $7, ready_at = $8
+         where shop_id = $1 and order_id = $2",
+    )
+    .bind(order.shop_id)
     .bind(order.order_id)
     .bind(status.as_str())
     .bind(now)

@@ -52,14 +52,19 @@ fn table_wait(cmd: &PlaceOrder) -> Duration {
 /// refusal is an `Ok` outcome, so its audit row (and PIN count) commit.
 /// A request still holding the claim's key past the transaction's first
 /// wait ([`first_wait`]; on any node) ends this one as `RequestInProgress`.
-pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgError> {
+/// `shop_id` is the session's, from its route.
+pub(crate) async fn place(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    cmd: &PlaceOrder,
+) -> Result<Ordered, PgError> {
     if let Some(claim) = &cmd.claim {
         match idempotency::lock(tx, claim, table_wait(cmd)).await {
             Err(e) if is_lock_timeout(&e) => return Err(Rejection::RequestInProgress.into()),
             other => other?,
         }
     }
-    let Some(locked) = lock_session(tx, cmd).await? else {
+    let Some(locked) = lock_session(tx, shop_id, cmd).await? else {
         return Err(Rejection::NotFound("session").into());
     };
     let session = &locked.session;
@@ -80,10 +85,11 @@ pub(crate) async fn place(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Ordered, PgEr
 /// its table (`SessionBusy`) ran out, with its audit row.
 pub(crate) async fn gave_up(
     tx: &mut Tx,
+    shop_id: Uuid,
     cmd: &PlaceOrder,
     rejection: Rejection,
 ) -> Result<Ordered, PgError> {
-    let session = sessions::find(tx.conn(), cmd.session_id)
+    let session = sessions::find(tx.conn(), shop_id, cmd.session_id)
         .await?
         .ok_or(Rejection::NotFound("session"))?;
     let outcome = Err(rejection);
@@ -115,7 +121,11 @@ struct ShopFacts {
 /// shop in the same round trip. The statement starts after the key was
 /// taken, so it sees the record of any request that held the key before;
 /// nobody else writes that record while this transaction holds the key.
-async fn lock_session(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Option<Locked>, PgError> {
+async fn lock_session(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    cmd: &PlaceOrder,
+) -> Result<Option<Locked>, PgError> {
     const RECORD_AT: usize = sessions::COLUMN_COUNT;
     const SHOP_AT: usize = RECORD_AT + idempotency::RECORD_COLUMN_COUNT;
     let claim = cmd.claim.as_ref();
@@ -123,18 +133,20 @@ async fn lock_session(tx: &mut Tx, cmd: &PlaceOrder) -> Result<Option<Locked>, P
         "select s.*, k.*, shop.timezone, shop.catalog_version, shop.languages
          from (select ",
         sessions::columns!(),
-        " from table_sessions where session_id = $1 for update) as s
-         left join shops shop on shop.shop_id = s.shop_id
+        " from table_sessions where shop_id = $5 and session_id = $1 for update) as s
+         left join shops shop on shop.shop_id = $5
          left join (select ",
         idempotency::record_columns!(),
         " from idempotency_keys
-                    where scope = $2 and idempotency_key = $3 and expires_at > $4) as k
+                    where shop_id = $5 and scope = $2 and idempotency_key = $3
+                      and expires_at > $4) as k
              on true"
     ))
     .bind(cmd.session_id)
     .bind(claim.map(|claim| claim.scope.as_str()))
     .bind(claim.map(|claim| claim.key.as_str()))
     .bind(cmd.now)
+    .bind(shop_id)
     .try_map(|row: PgRow| {
         let keyed = row.try_get::<Option<String>, _>(RECORD_AT)?.is_some();
         let record = keyed
@@ -200,36 +212,40 @@ async fn guest_history(
     if let Some(since) = reads.same_payload_since {
         history.same_payload = sqlx::query(concat!(
             select!(),
-            " where o.session_id = $1 and o.client_id = $2 and o.payload_hash = $3
-                and o.created_at > $4 and o.status != 'cancelled'
+            " where o.shop_id = $5 and o.session_id = $1 and o.client_id = $2
+                and o.payload_hash = $3 and o.created_at > $4 and o.status != 'cancelled'
               order by o.created_at desc limit 1"
         ))
         .bind(session.session_id)
         .bind(reads.client_id)
         .bind(payload_hash)
         .bind(since)
+        .bind(session.shop_id)
         .try_map(orders::from_row)
         .fetch_optional(&mut *conn)
         .await?;
     }
     if reads.last_order {
         history.last_order_at = sqlx::query_scalar(
-            "select max(created_at) from orders where session_id = $1 and client_id = $2",
+            "select max(created_at) from orders
+             where shop_id = $3 and session_id = $1 and client_id = $2",
         )
         .bind(session.session_id)
         .bind(reads.client_id)
+        .bind(session.shop_id)
         .fetch_one(&mut *conn)
         .await?;
     }
     if let Some(recent) = reads.recent_guest_orders {
         history.nth_recent_at = sqlx::query_scalar(
             "select created_at from orders
-             where session_id = $1 and source = 'guest' and created_at > $2
+             where shop_id = $4 and session_id = $1 and source = 'guest' and created_at > $2
              order by created_at desc limit 1 offset $3",
         )
         .bind(session.session_id)
         .bind(recent.since)
         .bind(i64::from(recent.nth))
+        .bind(session.shop_id)
         .fetch_optional(conn)
         .await?;
     }

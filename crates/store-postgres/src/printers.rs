@@ -129,7 +129,7 @@ pub(crate) async fn request_reprint(
         .await?
         .ok_or(Rejection::NotFound("printer"))?
         .printer;
-    orders::find(tx.conn(), order_id)
+    orders::find(tx.conn(), printer.shop_id, order_id)
         .await?
         .filter(|order| order.shop_id == printer.shop_id)
         .ok_or(Rejection::NotFound("order"))?;
@@ -161,41 +161,72 @@ pub(crate) async fn lease(
         .fetch_one(&mut conn)
         .await
         .map_err(classify)?;
-    Ok(held.then(|| Box::new(PgLease { conn, printer_id }) as Box<dyn PrinterLease>))
+    if !held {
+        return Ok(None);
+    }
+    // Every later statement names the shop: on Citus, its worker alone.
+    let shop_id = find(&mut conn, printer_id)
+        .await?
+        .map(|state| state.printer.shop_id);
+    Ok(Some(Box::new(PgLease {
+        conn,
+        printer_id,
+        shop_id,
+    })))
 }
 
 struct PgLease {
     conn: PgConnection,
     printer_id: Uuid,
+    /// `None` when the printer was gone when it was leased.
+    shop_id: Option<Uuid>,
 }
 
 #[async_trait]
 impl PrinterLease for PgLease {
     async fn progress(&mut self) -> StoreResult<Option<PrinterProgress>> {
-        Ok(find(&mut self.conn, self.printer_id)
-            .await?
-            .map(|state| state.progress))
+        let Some(shop_id) = self.shop_id else {
+            return Ok(None);
+        };
+        Ok(sqlx::query(concat!(
+            select!(),
+            " where shop_id = $1 and printer_id = $2"
+        ))
+        .bind(shop_id)
+        .bind(self.printer_id)
+        .try_map(from_row)
+        .fetch_optional(&mut self.conn)
+        .await
+        .map_err(classify)?
+        .map(|state| state.progress))
     }
 
     async fn record(&mut self, step: PrintStep, now: Timestamp) -> StoreResult<()> {
+        let Some(shop_id) = self.shop_id else {
+            return Ok(());
+        };
         let query = match &step {
             PrintStep::Passed(event_id) => sqlx::query(
-                "update printers set cursor_event_id = greatest(cursor_event_id, $2)
-                 where printer_id = $1",
+                "update printers set cursor_event_id = greatest(cursor_event_id, $3)
+                 where shop_id = $1 and printer_id = $2",
             )
+            .bind(shop_id)
             .bind(self.printer_id)
             .bind(event_id),
-            PrintStep::Sending(event_id) => {
-                sqlx::query("update printers set sending_event_id = $2 where printer_id = $1")
-                    .bind(self.printer_id)
-                    .bind(event_id)
-            }
-            PrintStep::Printed(event_id) => sqlx::query(
-                "update printers set cursor_event_id = greatest(cursor_event_id, $2),
-                     sending_event_id = null, printed = printed + 1, last_printed_at = $3,
-                     last_error = null, last_error_at = null
-                 where printer_id = $1",
+            PrintStep::Sending(event_id) => sqlx::query(
+                "update printers set sending_event_id = $3
+                     where shop_id = $1 and printer_id = $2",
             )
+            .bind(shop_id)
+            .bind(self.printer_id)
+            .bind(event_id),
+            PrintStep::Printed(event_id) => sqlx::query(
+                "update printers set cursor_event_id = greatest(cursor_event_id, $3),
+                     sending_event_id = null, printed = printed + 1, last_printed_at = $4,
+                     last_error = null, last_error_at = null
+                 where shop_id = $1 and printer_id = $2",
+            )
+            .bind(shop_id)
             .bind(self.printer_id)
             .bind(event_id)
             .bind(now),
@@ -203,10 +234,11 @@ impl PrinterLease for PgLease {
                 error,
                 nothing_sent,
             } => sqlx::query(
-                "update printers set last_error = $2, last_error_at = $3,
-                     sending_event_id = case when $4 then null else sending_event_id end
-                 where printer_id = $1",
+                "update printers set last_error = $3, last_error_at = $4,
+                     sending_event_id = case when $5 then null else sending_event_id end
+                 where shop_id = $1 and printer_id = $2",
             )
+            .bind(shop_id)
             .bind(self.printer_id)
             .bind(error)
             .bind(now)

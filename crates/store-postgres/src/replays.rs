@@ -16,6 +16,7 @@ use crate::{idempotency, sessions};
 
 /// One request's question: its session, and its key's live record.
 pub(crate) struct Lookup {
+    shop_id: Uuid,
     session_id: Uuid,
     scope: String,
     key: String,
@@ -26,14 +27,19 @@ type Found = Option<(Session, KeyRecord)>;
 
 pub(crate) type Lookups = Grouped<Lookup, Found>;
 
-pub(crate) fn lookups(pool: PgPool) -> Lookups {
-    Grouped::start(move |questions: Vec<Lookup>| {
-        let pool = pool.clone();
-        async move {
-            let mut conn = pool.acquire().await.map_err(cannot_connect)?;
-            Ok(look_up(&mut conn, &questions).await?)
-        }
-    })
+/// On Citus (`distributed`), a statement per shop (see [`crate::grouped`]).
+pub(crate) fn lookups(pool: PgPool, distributed: bool) -> Lookups {
+    Grouped::start_per_shop(
+        distributed,
+        |q: &Lookup| q.shop_id,
+        move |questions| {
+            let pool = pool.clone();
+            async move {
+                let mut conn = pool.acquire().await.map_err(cannot_connect)?;
+                Ok(look_up(&mut conn, &questions, distributed).await?)
+            }
+        },
+    )
 }
 
 /// A replay answered from committed data, when nothing else could change
@@ -41,6 +47,7 @@ pub(crate) fn lookups(pool: PgPool) -> Lookups {
 /// record matches. Anything else goes down the full path.
 pub(crate) async fn committed_replay(
     lookups: &Lookups,
+    shop_id: Uuid,
     session_id: Uuid,
     proof: &GuestProof,
     claim: &Claim,
@@ -49,6 +56,7 @@ pub(crate) async fn committed_replay(
 ) -> StoreResult<Option<Replay>> {
     let found = lookups
         .ask(Lookup {
+            shop_id,
             session_id,
             scope: claim.scope.as_str().to_owned(),
             key: claim.key.as_str().to_owned(),
@@ -67,39 +75,69 @@ pub(crate) async fn committed_replay(
     Ok(Some(replay))
 }
 
+/// The statement of [`look_up`], the shop of each question named by
+/// `$shop`: its own (`q.shop_id`), or one for all (`$6`), which Citus
+/// routes to that shop's worker.
+macro_rules! look_up_sql {
+    ($shop:literal) => {
+        concat!(
+            "select s.*, k.*, q.asked
+             from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
+                    with ordinality as q(shop_id, session_id, scope, idempotency_key, now, asked)
+             cross join lateral (select ",
+            sessions::columns!(),
+            " from table_sessions
+               where shop_id = ",
+            $shop,
+            " and session_id = q.session_id) as s
+             cross join lateral (select ",
+            idempotency::record_columns!(),
+            " from idempotency_keys
+               where shop_id = ",
+            $shop,
+            " and scope = q.scope and idempotency_key = q.idempotency_key
+                 and expires_at > q.now) as k"
+        )
+    };
+}
+
 /// The answers to `questions`, in their order; most find nothing, since
-/// most orders bring a new key.
-async fn look_up(conn: &mut PgConnection, questions: &[Lookup]) -> Result<Vec<Found>, PgError> {
+/// most orders bring a new key. On Citus (`one_shop`) the questions are
+/// all of one shop.
+async fn look_up(
+    conn: &mut PgConnection,
+    questions: &[Lookup],
+    one_shop: bool,
+) -> Result<Vec<Found>, PgError> {
     const ASKED_AT: usize = sessions::COLUMN_COUNT + idempotency::RECORD_COLUMN_COUNT;
-    let rows = sqlx::query(concat!(
-        "select s.*, k.*, q.asked
-         from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) with ordinality
-                as q(session_id, scope, idempotency_key, now, asked)
-         cross join lateral (select ",
-        sessions::columns!(),
-        " from table_sessions where session_id = q.session_id) as s
-         cross join lateral (select ",
-        idempotency::record_columns!(),
-        " from idempotency_keys
-           where scope = q.scope and idempotency_key = q.idempotency_key
-             and expires_at > q.now) as k"
-    ))
-    .bind(questions.iter().map(|q| q.session_id).collect::<Vec<_>>())
-    .bind(
-        questions
-            .iter()
-            .map(|q| q.scope.as_str())
-            .collect::<Vec<_>>(),
-    )
-    .bind(questions.iter().map(|q| q.key.as_str()).collect::<Vec<_>>())
-    .bind(questions.iter().map(|q| q.now).collect::<Vec<_>>())
-    .try_map(|row: PgRow| {
-        let asked: i64 = row.try_get(ASKED_AT)?;
-        let record = idempotency::record_at(&row, sessions::COLUMN_COUNT)?;
-        Ok((asked, sessions::from_row(row)?, record))
-    })
-    .fetch_all(conn)
-    .await?;
+    let query = if one_shop {
+        sqlx::query(look_up_sql!("$6"))
+    } else {
+        sqlx::query(look_up_sql!("q.shop_id"))
+    };
+    let query = query
+        .bind(questions.iter().map(|q| q.shop_id).collect::<Vec<_>>())
+        .bind(questions.iter().map(|q| q.session_id).collect::<Vec<_>>())
+        .bind(
+            questions
+                .iter()
+                .map(|q| q.scope.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(questions.iter().map(|q| q.key.as_str()).collect::<Vec<_>>())
+        .bind(questions.iter().map(|q| q.now).collect::<Vec<_>>());
+    let query = match questions.first() {
+        Some(first) if one_shop => query.bind(first.shop_id),
+        _ => query,
+    };
+    let rows = query
+        .try_map(|row: PgRow| {
+            let asked: i64 = row.try_get(ASKED_AT)?;
+            let record = idempotency::record_at(&row, sessions::COLUMN_COUNT)?;
+            Ok((asked, sessions::from_row(row)?, record))
+        })
+        .fetch_all(conn)
+        .await?;
     let mut answers: Vec<Found> = questions.iter().map(|_| None).collect();
     for (asked, session, record) in rows {
         let slot = usize::try_from(asked - 1)

@@ -35,20 +35,23 @@ fn from_row(row: PgRow) -> sqlx::Result<ServiceRequest> {
     })
 }
 
-/// A guest's call (see `Store::request_service`), under the session's row
-/// lock: calls of one table take turns, so a double tap opens one request.
-pub(crate) async fn request(tx: &mut Tx, call: ServiceCall) -> Result<Answer, PgError> {
+/// A guest's call (see `Store::request_service`) at a session of
+/// `shop_id`, under the session's row lock: calls of one table take turns,
+/// so a double tap opens one request.
+pub(crate) async fn request(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    call: ServiceCall,
+) -> Result<Answer, PgError> {
     if let Some(claim) = &call.claim {
-        match claim.judge(
-            idempotency::record(tx.conn(), claim, call.now).await?,
-            call.now,
-        ) {
+        let record = idempotency::record(tx.conn(), claim, Some(shop_id), call.now).await?;
+        match claim.judge(record, call.now) {
             KeyLookup::Absent => {}
             KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
             KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
         }
     }
-    let session = sessions::lock(tx, call.session_id)
+    let session = sessions::lock(tx, shop_id, call.session_id)
         .await?
         .ok_or(Rejection::NotFound("session"))?;
     if session.status != SessionStatus::Active {
@@ -57,8 +60,10 @@ pub(crate) async fn request(tx: &mut Tx, call: ServiceCall) -> Result<Answer, Pg
     let open = sqlx::query(concat!(
         "select ",
         columns!(),
-        " from service_requests where session_id = $1 and kind = $2 and status = 'open'"
+        " from service_requests
+          where shop_id = $1 and session_id = $2 and kind = $3 and status = 'open'"
     ))
+    .bind(shop_id)
     .bind(session.session_id)
     .bind(call.request.kind.as_str())
     .try_map(from_row)
@@ -107,14 +112,16 @@ async fn insert(conn: &mut PgConnection, request: &ServiceRequest) -> Result<(),
 
 pub(crate) async fn acknowledge(
     tx: &mut Tx,
+    shop_id: Uuid,
     request_id: Uuid,
     now: Timestamp,
 ) -> Result<ServiceRequest, PgError> {
     let request = sqlx::query(concat!(
         "select ",
         columns!(),
-        " from service_requests where request_id = $1 for update"
+        " from service_requests where shop_id = $1 and request_id = $2 for update"
     ))
+    .bind(shop_id)
     .bind(request_id)
     .try_map(from_row)
     .fetch_optional(tx.conn())
@@ -151,18 +158,21 @@ pub(crate) async fn acknowledge(
 /// there), each announced, before the session's close is.
 pub(crate) async fn answer_open(
     tx: &mut Tx,
+    shop_id: Uuid,
     session_id: Uuid,
     now: Timestamp,
 ) -> Result<(), PgError> {
     let open: Vec<Uuid> = sqlx::query_scalar(
         "select request_id from service_requests
-         where session_id = $1 and status = 'open' order by created_at, request_id",
+         where shop_id = $1 and session_id = $2 and status = 'open'
+         order by created_at, request_id",
     )
+    .bind(shop_id)
     .bind(session_id)
     .fetch_all(tx.conn())
     .await?;
     for request_id in open {
-        acknowledge(tx, request_id, now).await?;
+        acknowledge(tx, shop_id, request_id, now).await?;
     }
     Ok(())
 }

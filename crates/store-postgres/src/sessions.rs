@@ -12,12 +12,9 @@ use sqlx::postgres::{PgConnection, PgRow};
 use uuid::Uuid;
 
 use crate::codec::name;
-use crate::error::{PgError, violates};
+use crate::error::PgError;
 use crate::tx::Tx;
-use crate::{events, shops};
-
-/// The partial unique index that admits one active session per table.
-const ONE_ACTIVE: &str = "table_sessions_one_active";
+use crate::{events, routes, shops};
 
 /// Session columns, decoded by [`from_row`].
 macro_rules! columns {
@@ -63,11 +60,14 @@ pub(crate) async fn open(tx: &mut Tx, session: &Session) -> Result<(), PgError> 
     if active.is_some() {
         return Err(occupied().into());
     }
-    // Two opens of a free table both get here; the unique index lets one
-    // insert and makes the other wait for it, then fail.
+    // Two opens of a free table both get here; the unique index of active
+    // sessions lets one insert and makes the other wait for it, then insert
+    // nothing. (Citus does not say which constraint a worker's row broke,
+    // so the conflict is named here rather than read from an error.)
     let inserted = sqlx::query(
         "insert into table_sessions (session_id, shop_id, table_label, pin, status, opened_at)
-         values ($1, $2, $3, $4, $5, $6)",
+         values ($1, $2, $3, $4, $5, $6)
+         on conflict (shop_id, table_label) where status = 'active' do nothing",
     )
     .bind(session.session_id)
     .bind(session.shop_id)
@@ -76,12 +76,11 @@ pub(crate) async fn open(tx: &mut Tx, session: &Session) -> Result<(), PgError> 
     .bind(session.status.as_str())
     .bind(session.opened_at)
     .execute(tx.conn())
-    .await;
-    match inserted {
-        Ok(_) => {}
-        Err(e) if violates(&e, ONE_ACTIVE) => return Err(occupied().into()),
-        Err(e) => return Err(e.into()),
+    .await?;
+    if inserted.rows_affected() == 0 {
+        return Err(occupied().into());
     }
+    routes::insert(tx.conn(), session.session_id, session.shop_id).await?;
     let opened = SessionChanged::from(session);
     events::append(
         tx,
@@ -119,13 +118,15 @@ pub(crate) async fn list(
 
 pub(crate) async fn find(
     conn: &mut PgConnection,
+    shop_id: Uuid,
     session_id: Uuid,
 ) -> Result<Option<Session>, PgError> {
     Ok(sqlx::query(concat!(
         "select ",
         columns!(),
-        " from table_sessions where session_id = $1"
+        " from table_sessions where shop_id = $1 and session_id = $2"
     ))
+    .bind(shop_id)
     .bind(session_id)
     .try_map(from_row)
     .fetch_optional(conn)
@@ -135,32 +136,38 @@ pub(crate) async fn find(
 /// The session with its row locked until the transaction ends: PIN
 /// attempts, orders and checkout of one table take turns. The wait is
 /// bounded by the transaction's `lock_timeout`, if it set one.
-pub(crate) async fn lock(tx: &mut Tx, session_id: Uuid) -> Result<Option<Session>, PgError> {
+pub(crate) async fn lock(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    session_id: Uuid,
+) -> Result<Option<Session>, PgError> {
     Ok(sqlx::query(concat!(
         "select ",
         columns!(),
-        " from table_sessions where session_id = $1 for update"
+        " from table_sessions where shop_id = $1 and session_id = $2 for update"
     ))
+    .bind(shop_id)
     .bind(session_id)
     .try_map(from_row)
     .fetch_optional(tx.conn())
     .await?)
 }
 
-async fn require_locked(tx: &mut Tx, session_id: Uuid) -> Result<Session, PgError> {
-    lock(tx, session_id)
+async fn require_locked(tx: &mut Tx, shop_id: Uuid, session_id: Uuid) -> Result<Session, PgError> {
+    lock(tx, shop_id, session_id)
         .await?
         .ok_or_else(|| Rejection::NotFound("session").into())
 }
 
 pub(crate) async fn verify_pin(
     tx: &mut Tx,
+    shop_id: Uuid,
     session_id: Uuid,
     given: Option<&str>,
     policy: PinPolicy,
     now: Timestamp,
 ) -> Result<PinOutcome, PgError> {
-    let session = require_locked(tx, session_id).await?;
+    let session = require_locked(tx, shop_id, session_id).await?;
     judge_pin(tx, &session, given, policy, now).await
 }
 
@@ -175,14 +182,18 @@ pub(crate) async fn judge_pin(
 ) -> Result<PinOutcome, PgError> {
     let judged = session.judge_pin(given, policy, now);
     if let Some(count) = judged.record {
-        record_failures(tx, session.session_id, count).await?;
+        record_failures(tx, session, count).await?;
     }
     Ok(judged.outcome)
 }
 
-pub(crate) async fn unlock_pin(tx: &mut Tx, session_id: Uuid) -> Result<Session, PgError> {
-    let session = require_locked(tx, session_id).await?;
-    record_failures(tx, session_id, PinFailures::CLEAR).await?;
+pub(crate) async fn unlock_pin(
+    tx: &mut Tx,
+    shop_id: Uuid,
+    session_id: Uuid,
+) -> Result<Session, PgError> {
+    let session = require_locked(tx, shop_id, session_id).await?;
+    record_failures(tx, &session, PinFailures::CLEAR).await?;
     Ok(session.with_failures(PinFailures::CLEAR))
 }
 
@@ -190,9 +201,10 @@ pub(crate) async fn unlock_pin(tx: &mut Tx, session_id: Uuid) -> Result<Session,
 /// the guest token in the same transaction.
 pub(crate) async fn grant_guest_access(
     tx: &mut Tx,
+    shop_id: Uuid,
     grant: &GuestGrant,
 ) -> Result<PinOutcome, PgError> {
-    let session = require_locked(tx, grant.session_id).await?;
+    let session = require_locked(tx, shop_id, grant.session_id).await?;
     let outcome = judge_pin(tx, &session, grant.pin.as_deref(), grant.policy, grant.now).await?;
     if let PinOutcome::Accepted(session) = &outcome
         && session.status == SessionStatus::Active
@@ -212,8 +224,12 @@ pub(crate) async fn grant_guest_access(
     Ok(outcome)
 }
 
+/// The session, when it is active and `token_digest` is one of its live
+/// guest tokens.
 pub(crate) async fn guest_token_session(
     conn: &mut PgConnection,
+    shop_id: Uuid,
+    session_id: Uuid,
     token_digest: &str,
     now: Timestamp,
 ) -> Result<Option<Session>, PgError> {
@@ -221,10 +237,13 @@ pub(crate) async fn guest_token_session(
         "select ",
         columns!(),
         " from table_sessions
-         where session_id = (select session_id from guest_tokens
-                             where token_digest = $1 and expires_at > $2)
-           and status = 'active'"
+         where shop_id = $1 and session_id = $2 and status = 'active'
+           and exists (select from guest_tokens
+                       where shop_id = $1 and session_id = $2 and token_digest = $3
+                         and expires_at > $4)"
     ))
+    .bind(shop_id)
+    .bind(session_id)
     .bind(token_digest)
     .bind(now)
     .try_map(from_row)
@@ -245,12 +264,17 @@ pub(crate) async fn purge_expired_tokens(
     )
 }
 
-async fn record_failures(tx: &mut Tx, session_id: Uuid, count: PinFailures) -> Result<(), PgError> {
+async fn record_failures(
+    tx: &mut Tx,
+    session: &Session,
+    count: PinFailures,
+) -> Result<(), PgError> {
     sqlx::query(
-        "update table_sessions set pin_failures = $2, pin_locked_until = $3
-         where session_id = $1",
+        "update table_sessions set pin_failures = $3, pin_locked_until = $4
+         where shop_id = $1 and session_id = $2",
     )
-    .bind(session_id)
+    .bind(session.shop_id)
+    .bind(session.session_id)
     .bind(count.failures)
     .bind(count.locked_until)
     .execute(tx.conn())
@@ -258,29 +282,32 @@ async fn record_failures(tx: &mut Tx, session_id: Uuid, count: PinFailures) -> R
     Ok(())
 }
 
-/// Closes the session once and returns its bill, with the session's shop.
+/// Closes the session once and returns its bill.
 pub(crate) async fn checkout(
     tx: &mut Tx,
+    shop_id: Uuid,
     session_id: Uuid,
     now: Timestamp,
-) -> Result<(Bill, Uuid), PgError> {
-    let session = require_locked(tx, session_id).await?;
+) -> Result<Bill, PgError> {
+    let session = require_locked(tx, shop_id, session_id).await?;
     let closed_at = match session.closed_at {
         Some(closed_at) => closed_at,
         None => {
             sqlx::query(
-                "update table_sessions set status = 'closed', closed_at = $2
-                 where session_id = $1",
+                "update table_sessions set status = 'closed', closed_at = $3
+                 where shop_id = $1 and session_id = $2",
             )
+            .bind(shop_id)
             .bind(session_id)
             .bind(now)
             .execute(tx.conn())
             .await?;
-            sqlx::query("delete from guest_tokens where session_id = $1")
+            sqlx::query("delete from guest_tokens where shop_id = $1 and session_id = $2")
+                .bind(shop_id)
                 .bind(session_id)
                 .execute(tx.conn())
                 .await?;
-            crate::service::answer_open(tx, session_id, now).await?;
+            crate::service::answer_open(tx, shop_id, session_id, now).await?;
             let closed = SessionChanged::from(&Session {
                 status: SessionStatus::Closed,
                 closed_at: Some(now),
@@ -298,9 +325,13 @@ pub(crate) async fn checkout(
             now
         }
     };
-    let orders = crate::orders::of_session(tx.conn(), session_id, false, None).await?;
-    let bill = Bill::new(session_id, session.table_label, closed_at, orders);
-    Ok((bill, session.shop_id))
+    let orders = crate::orders::of_session(tx.conn(), shop_id, session_id, false, None).await?;
+    Ok(Bill::new(
+        session_id,
+        session.table_label,
+        closed_at,
+        orders,
+    ))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use ordergate_store::{Answer, Claim, StaffWrite};
 
 use crate::error::{PgError, is_lock_timeout};
 use crate::idempotency;
+use crate::routes::Routes;
 use crate::tx::{LOCK_TIMEOUT, Tx};
 use crate::{inventory, orders, printers, sessions, shops, tables};
 
@@ -29,52 +30,70 @@ pub(crate) async fn take_key(tx: &mut Tx, claim: &Claim, wait: Duration) -> Resu
 /// transaction holds): replayed, refused, or written with its response.
 pub(crate) async fn write(
     tx: &mut Tx,
+    routes: &Routes,
     claim: Option<&Claim>,
     write: StaffWrite,
     now: Timestamp,
 ) -> Result<Answer, PgError> {
+    let shop_id = match &write {
+        StaffWrite::CreateShop(shop, _) => shop.shop_id,
+        StaffWrite::CreateTable(table, _) => table.shop_id,
+        StaffWrite::CreatePrinter(printer, _) => printer.shop_id,
+        StaffWrite::OpenSession(session, _) => session.shop_id,
+        StaffWrite::Restock { shop_id, .. } => *shop_id,
+        StaffWrite::Checkout { session_id, .. } => {
+            routes.require(tx.conn(), *session_id, "session").await?
+        }
+        StaffWrite::SetOrderStatus { order_id, .. } | StaffWrite::RecallOrder { order_id, .. } => {
+            routes.require(tx.conn(), *order_id, "order").await?
+        }
+    };
     if let Some(claim) = claim {
-        match claim.judge(idempotency::record(tx.conn(), claim, now).await?, now) {
+        // A new shop's id is drawn anew by each attempt: its key's record
+        // is looked for under every shop.
+        let filed_under = (!matches!(write, StaffWrite::CreateShop(..))).then_some(shop_id);
+        let record = idempotency::record(tx.conn(), claim, filed_under, now).await?;
+        match claim.judge(record, now) {
             KeyLookup::Absent => {}
             KeyLookup::Replay(response) => return Ok(Answer::Replayed(response)),
             KeyLookup::Mismatch => return Err(Rejection::IdempotencyKeyReused.into()),
         }
     }
-    let (shop_id, response) = match write {
+    let response = match write {
         StaffWrite::CreateShop(shop, render) => {
             shops::insert(tx.conn(), &shop).await?;
-            (shop.shop_id, render(&shop))
+            render(&shop)
         }
         StaffWrite::CreateTable(table, render) => {
             tables::insert(tx.conn(), &table).await?;
-            (table.shop_id, render(&table))
+            render(&table)
         }
         StaffWrite::CreatePrinter(printer, render) => {
             printers::insert(tx.conn(), &printer).await?;
-            (printer.shop_id, render(&printer))
+            render(&printer)
         }
         StaffWrite::OpenSession(session, render) => {
             sessions::open(tx, &session).await?;
-            (session.shop_id, render(&session))
+            render(&session)
         }
         StaffWrite::Restock {
-            shop_id,
             item_id,
             quantity,
             actor,
             now,
             render,
+            ..
         } => {
             let item = inventory::restock(tx, shop_id, item_id, quantity, &actor, now).await?;
-            (shop_id, render(&item))
+            render(&item)
         }
         StaffWrite::Checkout {
             session_id,
             now,
             render,
         } => {
-            let (bill, shop_id) = sessions::checkout(tx, session_id, now).await?;
-            (shop_id, render(&bill))
+            let bill = sessions::checkout(tx, shop_id, session_id, now).await?;
+            render(&bill)
         }
         StaffWrite::SetOrderStatus {
             order_id,
@@ -82,8 +101,8 @@ pub(crate) async fn write(
             now,
             render,
         } => {
-            let order = orders::set_status(tx, order_id, &change, now).await?;
-            (order.shop_id, render(&order))
+            let order = orders::set_status(tx, shop_id, order_id, &change, now).await?;
+            render(&order)
         }
         StaffWrite::RecallOrder {
             order_id,
@@ -91,8 +110,8 @@ pub(crate) async fn write(
             now,
             render,
         } => {
-            let order = orders::recall(tx, order_id, &recall, now).await?;
-            (order.shop_id, render(&order))
+            let order = orders::recall(tx, shop_id, order_id, &recall, now).await?;
+            render(&order)
         }
     };
     if let Some(claim) = claim {

@@ -27,8 +27,17 @@ pub(crate) fn millis(wait: Duration) -> String {
     format!("{}ms", wait.as_millis().clamp(1, i32::MAX as u128))
 }
 
+/// The statement that bounds the rest of a transaction's lock waits: a
+/// `SET LOCAL` statement, which Citus passes on to its workers
+/// (`citus.propagate_set_commands = local`), where a `set_config` call
+/// would not reach them. Its text is made of a number only.
+fn set_lock_timeout(wait: Duration) -> String {
+    format!("set local lock_timeout = '{}'", millis(wait))
+}
+
 pub(crate) struct Tx {
     db: Transaction<'static, Postgres>,
+    distributed: bool,
     changes: Vec<Change>,
     newest_events: Vec<(Uuid, i64)>,
 }
@@ -43,24 +52,44 @@ pub(crate) struct Committed {
 impl Tx {
     /// Begins a read-committed write transaction: each statement sees every
     /// commit made before it, so a step that waited for a row lock then
-    /// reads what the holder committed.
-    pub(crate) async fn begin(pool: &PgPool) -> Result<Tx, sqlx::Error> {
-        Ok(Tx::of(pool.begin().await?))
+    /// reads what the holder committed. On Citus (`distributed`), whose
+    /// workers hold the row locks and do not get the connection's own
+    /// `lock_timeout`, the bound is set for the transaction, where Citus
+    /// passes it on to every worker it joins.
+    pub(crate) async fn begin(pool: &PgPool, distributed: bool) -> Result<Tx, sqlx::Error> {
+        if distributed {
+            return Tx::begin_waiting(pool, LOCK_TIMEOUT, distributed).await;
+        }
+        Ok(Tx::of(pool.begin().await?, distributed))
     }
 
     /// [`Tx::begin`] with every lock wait bounded by `wait` from the start:
     /// `SET LOCAL lock_timeout` goes in the same round trip as its `BEGIN`.
-    pub(crate) async fn begin_waiting(pool: &PgPool, wait: Duration) -> Result<Tx, sqlx::Error> {
-        let begin = format!("begin; set local lock_timeout = '{}'", millis(wait));
-        Ok(Tx::of(pool.begin_with(AssertSqlSafe(begin)).await?))
+    pub(crate) async fn begin_waiting(
+        pool: &PgPool,
+        wait: Duration,
+        distributed: bool,
+    ) -> Result<Tx, sqlx::Error> {
+        let begin = format!("begin; {}", set_lock_timeout(wait));
+        Ok(Tx::of(
+            pool.begin_with(AssertSqlSafe(begin)).await?,
+            distributed,
+        ))
     }
 
-    fn of(db: Transaction<'static, Postgres>) -> Tx {
+    fn of(db: Transaction<'static, Postgres>, distributed: bool) -> Tx {
         Tx {
             db,
+            distributed,
             changes: Vec::new(),
             newest_events: Vec::new(),
         }
+    }
+
+    /// Whether the database is Citus: lock bounds set by `set_config`
+    /// reach only the coordinator, not the workers that hold row locks.
+    pub(crate) fn distributed(&self) -> bool {
+        self.distributed
     }
 
     pub(crate) fn conn(&mut self) -> &mut PgConnection {
@@ -91,8 +120,7 @@ impl Tx {
     /// Bounds every lock wait of the rest of this transaction (`SET LOCAL
     /// lock_timeout`); a wait that runs out fails with SQLSTATE 55P03.
     pub(crate) async fn lock_timeout(&mut self, wait: Duration) -> Result<(), PgError> {
-        sqlx::query("select set_config('lock_timeout', $1, true)")
-            .bind(millis(wait))
+        sqlx::raw_sql(AssertSqlSafe(set_lock_timeout(wait)))
             .execute(self.conn())
             .await?;
         Ok(())

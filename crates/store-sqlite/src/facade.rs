@@ -213,11 +213,12 @@ impl Store for SqliteStore {
 
     async fn guest_token_session(
         &self,
+        session_id: Uuid,
         token_digest: &str,
         now: Timestamp,
     ) -> StoreResult<Option<Session>> {
         let token_digest = token_digest.to_owned();
-        self.read(move |tx| sessions::guest_token_session(tx, &token_digest, now))
+        self.read(move |tx| sessions::guest_token_session(tx, session_id, &token_digest, now))
             .await
     }
 

@@ -190,17 +190,21 @@ pub(crate) fn grant_guest_access(
 
 pub(crate) fn guest_token_session(
     conn: &Connection,
+    session_id: Uuid,
     token_digest: &str,
     now: Timestamp,
 ) -> Result<Option<Session>, SqliteError> {
     let mut stmt = conn.prepare_cached(&format!(
         "select {COLUMNS} from table_sessions
-         where session_id = (select session_id from guest_tokens
-                             where token_digest = ?1 and expires_at > ?2)
-           and status = 'active'"
+         where session_id = ?1 and status = 'active'
+           and exists (select 1 from guest_tokens
+                       where session_id = ?1 and token_digest = ?2 and expires_at > ?3)"
     ))?;
     Ok(stmt
-        .query_row(params![token_digest, millis(now)], from_row)
+        .query_row(
+            params![session_id.to_string(), token_digest, millis(now)],
+            from_row,
+        )
         .optional()?)
 }
 

@@ -184,6 +184,12 @@ pub trait Store: Send + Sync + 'static {
     /// The table of a QR card's code, with its active session if any.
     async fn table_by_code(&self, code: &str) -> StoreResult<Option<TableState>>;
 
+    /// An id for a new session of the shop. A backend that spreads shops
+    /// over shards draws one that lives where the shop does.
+    fn new_session_id(&self, shop_id: Uuid) -> Uuid {
+        let _ = shop_id;
+        Uuid::new_v4()
+    }
     /// Opens a table; `TableOccupied` when it already has an active session.
     async fn open_session(&self, session: Session) -> StoreResult<Session>;
     /// Newest first, optionally only one status.
@@ -212,10 +218,12 @@ pub trait Store: Send + Sync + 'static {
     /// accepted on an active session, records the token in the same
     /// transaction. An accepted PIN on a closed session records nothing.
     async fn grant_guest_access(&self, grant: GuestGrant) -> StoreResult<PinOutcome>;
-    /// The active session a guest token opens: `None` when no such token
-    /// exists, it expired, or its session was checked out.
+    /// The session, when it is active and the guest token is one of its
+    /// own: `None` when no such token of it exists, it expired, or the
+    /// session was checked out.
     async fn guest_token_session(
         &self,
+        session_id: Uuid,
         token_digest: &str,
         now: Timestamp,
     ) -> StoreResult<Option<Session>>;
@@ -233,6 +241,14 @@ pub trait Store: Send + Sync + 'static {
         claim: Option<Claim>,
         now: Timestamp,
     ) -> StoreResult<Answer>;
+
+    /// An id for a new order at the session: a UUIDv7 of now. A backend
+    /// that spreads shops over shards draws one that lives where the
+    /// session's shop does.
+    async fn new_order_id(&self, session_id: Uuid) -> StoreResult<Uuid> {
+        let _ = session_id;
+        Ok(Uuid::now_v7())
+    }
 
     /// Admits and places an order in one transaction, in the contract's
     /// order: session, PIN (or a verified token), replay, closed session,

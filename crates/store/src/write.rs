@@ -108,7 +108,10 @@ pub enum Answer {
 /// One order POST, decided and committed in one transaction.
 #[derive(Debug, Clone)]
 pub struct PlaceOrder {
-    /// Assigned by the caller (UUIDv7, time ordered); used only if the order is placed.
+    /// Assigned by the caller (UUIDv7, time ordered: see
+    /// [`Store::new_order_id`]); used only if the order is placed.
+    ///
+    /// [`Store::new_order_id`]: crate::Store::new_order_id
     pub order_id: Uuid,
     pub session_id: Uuid,
     pub caller: Caller,

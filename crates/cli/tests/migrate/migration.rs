@@ -1,12 +1,12 @@
-//! A lunch peak on SQLite moves to PostgreSQL: the copy verifies, and a
-//! server on the new database answers every held key, every read and
-//! every resumed event stream exactly as the old one did.
+//! A lunch peak on SQLite moves to PostgreSQL, or to a Citus cluster: the
+//! copy verifies, and a server on the new database answers every held key,
+//! every read and every resumed event stream exactly as the old one did.
 
 use reqwest::Method;
 
 use crate::lunch::lunch;
 use crate::support::{
-    PgSchema, Request, Server, SqliteFile, failed, ordergate, postgres_url, succeeded,
+    PgSchema, Request, Server, SqliteFile, citus_url, failed, ordergate, postgres_url, succeeded,
     wait_released,
 };
 
@@ -18,14 +18,25 @@ fn portable(text: &str, base: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lunch_peak_moves_to_postgres_and_answers_as_before() {
-    let Some(admin_url) = postgres_url() else {
-        return;
-    };
+    if let Some(admin_url) = postgres_url() {
+        moves_and_answers_as_before(&admin_url).await;
+    }
+}
+
+/// The migrations spread the target over the cluster before the copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lunch_peak_moves_to_citus_and_answers_as_before() {
+    if let Some(admin_url) = citus_url() {
+        moves_and_answers_as_before(&admin_url).await;
+    }
+}
+
+async fn moves_and_answers_as_before(admin_url: &str) {
     let file = SqliteFile::new();
     let server = Server::spawn(&file.url()).await;
     let old_base = server.base.clone();
     let lunch = lunch(&server.http()).await;
-    let schema = PgSchema::create(&admin_url).await;
+    let schema = PgSchema::create(admin_url).await;
 
     // A server holds the source: refused, and the target is left alone.
     let refused =

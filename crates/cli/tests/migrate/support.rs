@@ -473,6 +473,27 @@ pub fn postgres_url() -> Option<String> {
     }
 }
 
+/// The Citus coordinator `ORDERGATE_TEST_CITUS_URL` names, or `None`
+/// after telling stderr why the test is skipped.
+pub fn citus_url() -> Option<String> {
+    const CITUS_VAR: &str = "ORDERGATE_TEST_CITUS_URL";
+    match std::env::var(CITUS_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("a Citus test")
+                .to_owned();
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: skipped: set {CITUS_VAR}=postgres://postgres@127.0.0.1:9700/postgres \
+                 (../shared/citus/cluster.sh start) to run the migration to Citus"
+            );
+            None
+        }
+    }
+}
+
 /// A fresh schema in the test database, dropped with everything in it
 /// when this goes; `url` opens connections inside it.
 pub struct PgSchema {

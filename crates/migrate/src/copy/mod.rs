@@ -160,6 +160,16 @@ async fn finish(target: &mut PgConnection, layouts: &[Layout]) -> Result<()> {
     )
     .execute(&mut *tx)
     .await?;
+    // The PostgreSQL backend finds a session's or an order's shop by its
+    // route (SQLite needs none).
+    sqlx::query(
+        "insert into shop_routes (id, shop_id)
+         select session_id, shop_id from table_sessions
+         union all select order_id, shop_id from orders
+         on conflict (id) do nothing",
+    )
+    .execute(&mut *tx)
+    .await?;
     for layout in layouts {
         for column in layout.identity_columns() {
             let (table, column) = (layout.table.name, &column.name);

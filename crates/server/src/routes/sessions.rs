@@ -137,7 +137,7 @@ async fn open_session(
         SeatAt::Table(table_id) => table_name(&state, shop_id, table_id).await?,
     };
     let session = Session {
-        session_id: Uuid::new_v4(),
+        session_id: state.store().new_session_id(shop_id),
         shop_id,
         table_label,
         pin: generate_pin(),

@@ -1,7 +1,9 @@
-//! Where a test server keeps its data: a temporary SQLite file, or, with
+//! Where a test server keeps its data: a temporary SQLite file; with
 //! `ORDERGATE_TEST_BACKEND=postgres`, a fresh schema of the PostgreSQL
-//! database `ORDERGATE_TEST_DATABASE_URL` names. `.ci/run` runs the suite
-//! both ways.
+//! database `ORDERGATE_TEST_DATABASE_URL` names; with
+//! `ORDERGATE_TEST_BACKEND=citus`, a fresh schema of the Citus coordinator
+//! `ORDERGATE_TEST_CITUS_URL` names, which the server's migrations spread
+//! over the cluster's workers. `.ci/run` runs the suite all three ways.
 
 use sqlx::{Connection, PgConnection};
 use tempfile::TempDir;
@@ -21,18 +23,26 @@ struct Schema {
 
 impl TestDatabase {
     pub async fn create() -> TestDatabase {
-        if std::env::var("ORDERGATE_TEST_BACKEND").as_deref() != Ok("postgres") {
-            let dir = tempfile::tempdir().unwrap();
-            let url = format!("sqlite://{}", dir.path().join("ordergate.db").display());
-            return TestDatabase {
-                url,
-                _dir: dir,
-                _schema: None,
-            };
+        match std::env::var("ORDERGATE_TEST_BACKEND").as_deref() {
+            Ok("postgres") => Self::postgres().await.expect(
+                "ORDERGATE_TEST_BACKEND=postgres needs ORDERGATE_TEST_DATABASE_URL=postgres://…",
+            ),
+            Ok("citus") => {
+                let url = std::env::var("ORDERGATE_TEST_CITUS_URL").expect(
+                    "ORDERGATE_TEST_BACKEND=citus needs ORDERGATE_TEST_CITUS_URL=postgres://…",
+                );
+                Self::schema_in(url).await
+            }
+            _ => {
+                let dir = tempfile::tempdir().unwrap();
+                let url = format!("sqlite://{}", dir.path().join("ordergate.db").display());
+                TestDatabase {
+                    url,
+                    _dir: dir,
+                    _schema: None,
+                }
+            }
         }
-        Self::postgres().await.expect(
-            "ORDERGATE_TEST_BACKEND=postgres needs ORDERGATE_TEST_DATABASE_URL=postgres://…",
-        )
     }
 
     /// The same database reached at another URL (through a proxy, say).
@@ -44,6 +54,11 @@ impl TestDatabase {
     /// database to make it in.
     pub async fn postgres() -> Option<TestDatabase> {
         let admin_url = std::env::var("ORDERGATE_TEST_DATABASE_URL").ok()?;
+        Some(Self::schema_in(admin_url).await)
+    }
+
+    /// A fresh schema in the database `admin_url` names.
+    async fn schema_in(admin_url: String) -> TestDatabase {
         let dir = tempfile::tempdir().unwrap();
         let name = format!("og_api_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&admin_url).await.unwrap();
@@ -53,11 +68,11 @@ impl TestDatabase {
             .await
             .unwrap();
         let separator = if admin_url.contains('?') { '&' } else { '?' };
-        Some(TestDatabase {
+        TestDatabase {
             url: format!("{admin_url}{separator}options[search_path]={name}"),
             _dir: dir,
             _schema: Some(Schema { admin_url, name }),
-        })
+        }
     }
 }
 

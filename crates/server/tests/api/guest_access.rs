@@ -377,7 +377,8 @@ async fn audit_rows_past_their_retention_are_purged() {
     app.execute_sql(
         "update audit_log set created_at = created_at - 31 * 86400000
          where audit_id = (select min(audit_id) from audit_log)",
-        "update audit_log set created_at = created_at - interval '31 days'
+        // Citus refuses a column in a time zone's arithmetic: a constant.
+        "update audit_log set created_at = now() - interval '31 days'
          where audit_id = (select min(audit_id) from audit_log)",
     )
     .await;

@@ -478,9 +478,23 @@ async fn a_graceful_stop_under_load_loses_no_acknowledged_order() {
             "acknowledged order {order_id} was lost"
         );
     }
+    // A table busy with its other retries is answered SESSION_BUSY, "retry
+    // shortly": the client does.
     let retries = attempts.iter().map(|(table, order_key, client)| {
         let (session, pin) = &tables[*table];
-        app.place_order(session, pin, client, order_key, &order)
+        let order = &order;
+        let app = &app;
+        async move {
+            loop {
+                let reply = app
+                    .place_order(session, pin, client, order_key, order)
+                    .await;
+                if reply.status != 409 || !reply.text.contains("SESSION_BUSY") {
+                    return reply;
+                }
+                sleep(Duration::from_millis(50)).await;
+            }
+        }
     });
     let retried = join_all(retries).await;
     let acknowledged: HashMap<String, String> = acknowledged.into_iter().collect();

@@ -55,6 +55,15 @@ impl Schema {
         }
     }
 
+    /// The schema `name` that something else made in the database `url`
+    /// names: dropped, like one this made, when this goes.
+    pub fn adopt(url: &str, name: &str) -> Schema {
+        Schema {
+            url: url.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
     /// Options for connections that work inside this schema.
     pub fn options(&self) -> ConnectOptions {
         self.url

@@ -47,12 +47,22 @@ pub async fn guest_token_opens_its_active_session_until_checkout_or_expiry(store
         .grant_guest_access(grant(id, Some(PIN), "digest-b", rule))
         .await);
     assert_eq!(
-        ok(store.guest_token_session("digest-a", t).await),
+        ok(store.guest_token_session(id, "digest-a", t).await),
         Some(session.clone())
     );
-    assert_eq!(ok(store.guest_token_session("digest-x", t).await), None);
+    assert_eq!(ok(store.guest_token_session(id, "digest-x", t).await), None);
+    let elsewhere = open_table(store, session.shop_id, "T8").await;
     assert_eq!(
-        ok(store.guest_token_session("digest-a", t + secs(3600)).await),
+        ok(store
+            .guest_token_session(elsewhere.session_id, "digest-a", t)
+            .await),
+        None,
+        "a token opens its own table's session only"
+    );
+    assert_eq!(
+        ok(store
+            .guest_token_session(id, "digest-a", t + secs(3600))
+            .await),
         None,
         "expired"
     );
@@ -70,7 +80,7 @@ pub async fn guest_token_opens_its_active_session_until_checkout_or_expiry(store
 
     // Checkout ends every token of the session at once.
     ok(store.checkout(id, t + secs(60)).await);
-    assert_eq!(ok(store.guest_token_session("digest-c", t).await), None);
+    assert_eq!(ok(store.guest_token_session(id, "digest-c", t).await), None);
 }
 
 pub async fn guest_access_judges_the_pin_and_records_a_token_only_when_accepted(store: &dyn Store) {
@@ -105,7 +115,7 @@ pub async fn guest_access_judges_the_pin_and_records_a_token_only_when_accepted(
         PinOutcome::Locked { until }
     );
     for digest in ["wrong", "locked"] {
-        assert_eq!(ok(store.guest_token_session(digest, t).await), None);
+        assert_eq!(ok(store.guest_token_session(id, digest, t).await), None);
     }
 
     // A closed session accepts its PIN (reads within the grace) but grants nothing.
@@ -118,7 +128,12 @@ pub async fn guest_access_judges_the_pin_and_records_a_token_only_when_accepted(
         panic!("the right PIN of a closed session is accepted");
     };
     assert_eq!(closed.status, SessionStatus::Closed);
-    assert_eq!(ok(store.guest_token_session("closed", t).await), None);
+    assert_eq!(
+        ok(store
+            .guest_token_session(other.session_id, "closed", t)
+            .await),
+        None
+    );
 }
 
 pub async fn unlock_clears_the_lock_and_the_failures(store: &dyn Store) {

@@ -51,7 +51,7 @@ pub(super) async fn place(
     busy_deadline: Instant,
 ) -> Result<Sent, ApiError> {
     let command = PlaceOrder {
-        order_id: Uuid::now_v7(),
+        order_id: state.store().new_order_id(session_id).await?,
         session_id,
         caller,
         claim: claim.clone(),

@@ -1,0 +1,86 @@
+//! The shop a session or an order belongs to, found by its id alone.
+//!
+//! Guest URLs name a session and staff status changes an order, without
+//! their shop, while every statement of the order path names the shop so
+//! that Citus runs it on the shop's worker alone (see [`crate::shards`]).
+//! `shop_routes` keeps each session's and order's shop, written in the
+//! transaction that creates the row; a node keeps what it looked up, since
+//! a row's shop never changes.
+
+use moka::sync::Cache;
+use ordergate_domain::Rejection;
+use sqlx::postgres::PgConnection;
+use uuid::Uuid;
+
+use crate::error::PgError;
+
+/// Routes a node remembers: about 100 bytes each.
+const MOST_KNOWN: u64 = 500_000;
+
+#[derive(Clone)]
+pub(crate) struct Routes {
+    known: Cache<Uuid, Uuid>,
+}
+
+impl Default for Routes {
+    fn default() -> Routes {
+        Routes {
+            known: Cache::new(MOST_KNOWN),
+        }
+    }
+}
+
+impl Routes {
+    /// The shop of `id` when this node has looked it up before.
+    pub(crate) fn known(&self, id: Uuid) -> Option<Uuid> {
+        self.known.get(&id)
+    }
+
+    /// The shop of the session or order `id`; `None` when there is none.
+    /// An id not found is not remembered: its row may be created later.
+    pub(crate) async fn shop_of(
+        &self,
+        conn: &mut PgConnection,
+        id: Uuid,
+    ) -> Result<Option<Uuid>, PgError> {
+        if let Some(shop_id) = self.known(id) {
+            return Ok(Some(shop_id));
+        }
+        let shop_id: Option<Uuid> =
+            sqlx::query_scalar("select shop_id from shop_routes where id = $1")
+                .bind(id)
+                .fetch_optional(conn)
+                .await?;
+        if let Some(shop_id) = shop_id {
+            self.known.insert(id, shop_id);
+        }
+        Ok(shop_id)
+    }
+
+    /// [`Routes::shop_of`], `NotFound(noun)` when there is none.
+    pub(crate) async fn require(
+        &self,
+        conn: &mut PgConnection,
+        id: Uuid,
+        noun: &'static str,
+    ) -> Result<Uuid, PgError> {
+        self.shop_of(conn, id)
+            .await?
+            .ok_or_else(|| Rejection::NotFound(noun).into())
+    }
+}
+
+/// Files the route of a new session (or order) `id` of `shop_id`, in the
+/// transaction that creates it.
+pub(crate) async fn insert(
+    conn: &mut PgConnection,
+    id: Uuid,
+    shop_id: Uuid,
+) -> Result<(), PgError> {
+    sqlx::query("insert into shop_routes (id, shop_id) values ($1, $2)")
+        .bind(id)
+        .bind(shop_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
