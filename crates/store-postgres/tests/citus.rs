@@ -391,7 +391,8 @@ fn libpq(url: &str) -> &str {
 /// and rows are restored into the coordinator (`pg_dump`, as the README's
 /// "Running on Citus" says), `ordergate distribute` spreads them over the
 /// workers, and a store on it then finds every earlier order: a guest's
-/// retry replays the order it placed, a new order is placed.
+/// retry replays the order it placed, a new order is placed. Then its
+/// backup, taken and restored the same way, brings both back.
 #[tokio::test]
 async fn a_postgresql_database_moves_onto_citus_with_its_orders() {
     let (Some(citus), Some(plain)) = (citus_url(), support::database_url()) else {
@@ -408,35 +409,8 @@ async fn a_postgresql_database_moves_onto_citus_with_its_orders() {
         (shop_id, curry, session.session_id, order)
     };
 
-    let dump = std::process::Command::new("pg_dump")
-        .args([
-            "--no-owner",
-            "--schema",
-            &before.name,
-            "--dbname",
-            libpq(&plain),
-        ])
-        .output()
-        .expect("run pg_dump");
-    assert!(
-        dump.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dump.stderr)
-    );
     let after = Schema::adopt(&citus, &before.name);
-    let mut restore = std::process::Command::new("psql")
-        .args(["-q", "-v", "ON_ERROR_STOP=1", "--dbname", libpq(&citus)])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("run psql");
-    restore
-        .stdin
-        .take()
-        .expect("psql's input")
-        .write_all(&dump.stdout)
-        .expect("send the dump");
-    assert!(restore.wait().expect("psql ends").success(), "restored");
+    restore(&citus, &dump(&plain, &before.name));
 
     let tables = ordergate_store_postgres::distribute(after.options())
         .await
@@ -493,4 +467,63 @@ async fn a_postgresql_database_moves_onto_citus_with_its_orders() {
     );
     let stock = store.list_inventory(shop_id).await.expect("inventory");
     assert_eq!(stock[0].level.stock, Some(18));
+    drop(store);
+
+    // A backup of the cluster is a pg_dump of the coordinator, with every
+    // worker's rows: the schema gone, it comes back the same way.
+    let backup = dump(&citus, &after.name);
+    let mut admin = PgConnection::connect(libpq(&citus)).await.expect("connect");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "drop schema {} cascade",
+        after.name
+    )))
+    .execute(&mut admin)
+    .await
+    .expect("lose the schema");
+    let _ = admin.close().await;
+    restore(&citus, &backup);
+    let tables = ordergate_store_postgres::distribute(after.options()).await;
+    assert_eq!(tables.expect("distribute the restored schema"), 24);
+    let store = after.store().await;
+    let orders = store
+        .session_orders(session_id, Limit::DEFAULT)
+        .await
+        .expect("list");
+    assert_eq!(orders.len(), 2, "both orders came back");
+    let retried = store
+        .place_order(order)
+        .await
+        .expect("retry after the restore");
+    assert!(retried.outcome.expect("replayed").replayed);
+}
+
+/// `pg_dump` of one schema of the database `url` names.
+fn dump(url: &str, schema: &str) -> Vec<u8> {
+    let dumped = std::process::Command::new("pg_dump")
+        .args(["--no-owner", "--schema", schema, "--dbname", libpq(url)])
+        .output()
+        .expect("run pg_dump");
+    assert!(
+        dumped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dumped.stderr)
+    );
+    dumped.stdout
+}
+
+/// Runs a dump into the database `url` names.
+fn restore(url: &str, dump: &[u8]) {
+    let mut restore = std::process::Command::new("psql")
+        .args(["-q", "-v", "ON_ERROR_STOP=1", "--dbname", libpq(url)])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("run psql");
+    restore
+        .stdin
+        .take()
+        .expect("psql's input")
+        .write_all(dump)
+        .expect("send the dump");
+    assert!(restore.wait().expect("psql ends").success(), "restored");
 }
