@@ -105,13 +105,19 @@ fn is_unavailable(e: &sqlx::Error) -> bool {
 /// connection exceptions (class 08), insufficient resources (class 53:
 /// too many connections, out of memory or disk), the server shutting down
 /// or starting up (57P01 admin shutdown, 57P02 crash shutdown, 57P03
-/// cannot connect now), a session ended for idling (57P05), and a database
+/// cannot connect now), a session ended for idling (57P05), a database
 /// that takes no writes now (25006: a standby, or one set read-only for
-/// maintenance, until it is promoted or set back).
+/// maintenance, until it is promoted or set back), and a transaction the
+/// database rolled back to get out of a deadlock or a serialization
+/// conflict (40P01, 40001: on Citus, with a shard being moved), which left
+/// nothing written: the same request may simply be sent again.
 fn unavailable_state(code: &str) -> bool {
     code.starts_with("08")
         || code.starts_with("53")
-        || matches!(code, "57P01" | "57P02" | "57P03" | "57P05" | "25006")
+        || matches!(
+            code,
+            "57P01" | "57P02" | "57P03" | "57P05" | "25006" | "40001" | "40P01"
+        )
 }
 
 fn sqlstate(e: &PgError) -> Option<String> {
@@ -131,15 +137,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn connection_resource_and_shutdown_states_are_unavailable() {
+    fn connection_resource_shutdown_and_rolled_back_states_are_unavailable() {
         for code in [
             "08006", "08001", "53300", "53100", "53200", "57P01", "57P02", "57P03", "57P05",
-            "25006",
+            "25006", "40001", "40P01",
         ] {
             assert!(unavailable_state(code), "{code}");
         }
         for code in [
-            "23505", "40001", "40P01", "55P03", "57014", "42P01", "55000", "22P02",
+            "23505", "40003", "55P03", "57014", "42P01", "55000", "22P02",
         ] {
             assert!(!unavailable_state(code), "{code}");
         }

@@ -58,7 +58,7 @@ impl TestDatabase {
     }
 
     /// A fresh schema in the database `admin_url` names.
-    async fn schema_in(admin_url: String) -> TestDatabase {
+    pub async fn schema_in(admin_url: String) -> TestDatabase {
         let dir = tempfile::tempdir().unwrap();
         let name = format!("og_api_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&admin_url).await.unwrap();
