@@ -17,14 +17,18 @@
 //! - `postgres` (not run unless named, with `--postgres`): new orders over
 //!   64 shops and at one shop, their p99 and replays on PostgreSQL, against
 //!   raw single-row insert transactions on the same server.
+//! - `citus` (not run unless named, with `--citus`): new orders over 64
+//!   shops on a Citus cluster through one node and through two, against
+//!   raw single-row insert transactions into a table distributed there.
 //!
 //! The modules: [`load`] (closed- and open-loop generators), [`references`],
 //! [`server`] (the server in this process or as a child, seeding, metrics),
 //! [`orders`], [`menu`], [`sse`] (a raw event-stream client), [`live`]
 //! (fan-out and memory), [`parts`] (each part's figures in turn),
-//! [`postgres`], [`sys`]
+//! [`postgres`], [`citus`], [`sys`]
 //! (fd limit, `/proc`) and [`report`].
 
+mod citus;
 mod live;
 mod load;
 mod menu;
@@ -123,14 +127,20 @@ pub struct Args {
     #[arg(long)]
     strict: bool,
 
-    /// Internal: run only the server on this database URL (the memory
-    /// figure's child process); it stops when its standard input closes.
     /// The PostgreSQL server of the `postgres` part (a `postgres://` URL
     /// whose user may create databases): it runs on a database of its own
     /// there, dropped afterwards.
     #[arg(long, env = "ORDERGATE_BENCH_POSTGRES")]
     postgres: Option<String>,
 
+    /// The Citus coordinator of the `citus` part (a `postgres://` URL of the
+    /// database its extension is in): it runs in a schema of its own there,
+    /// dropped afterwards.
+    #[arg(long, env = "ORDERGATE_BENCH_CITUS")]
+    citus: Option<String>,
+
+    /// Internal: run only the server on this database URL (the memory
+    /// figure's child process); it stops when its standard input closes.
     #[arg(long, hide = true)]
     serve_child: Option<String>,
 }
@@ -144,6 +154,7 @@ enum Part {
     Fanout,
     Memory,
     Postgres,
+    Citus,
 }
 
 impl Args {
@@ -230,6 +241,9 @@ async fn run(args: Args) -> anyhow::Result<bool> {
 
     if args.runs(Part::Postgres) {
         postgres::run(&args, &mut report).await?;
+    }
+    if args.runs(Part::Citus) {
+        citus::run(&args, &mut report).await?;
     }
 
     if args.runs(Part::Memory) {

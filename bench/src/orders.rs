@@ -139,21 +139,22 @@ pub type Pick = Box<dyn Fn(usize) -> (usize, usize) + Send + Sync>;
 
 /// New one-line orders (quantity 1), closed loop: worker `w` sits at table
 /// `w` (modulo the tables) of the shop `pick` gives it and orders the item
-/// it gives.
+/// it gives, through server `w` (modulo the servers) of `bases`.
 pub async fn one_line_orders(
     args: &Args,
-    base: &str,
+    bases: &[String],
     shops: Arc<Vec<Shop>>,
     pick: Pick,
 ) -> anyhow::Result<Figure> {
-    let base = base.to_owned();
+    let bases = bases.to_vec();
     let make: MakeRequest = Arc::new(move |client, w, _| {
         let (shop, item) = pick(w);
         let shop = &shops[shop];
         let (session, pin) = &shop.sessions[w % shop.sessions.len()];
         let item = &shop.items[item];
         let body = json!({"items": [{"menuItemId": item, "quantity": 1}], "note": ""});
-        order_request(client, &base, session, pin, w, Uuid::new_v4(), &body)
+        let base = &bases[w % bases.len()];
+        order_request(client, base, session, pin, w, Uuid::new_v4(), &body)
     });
     drive(
         args.clients,

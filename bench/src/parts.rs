@@ -132,15 +132,16 @@ async fn run_hot(args: &Args, base: &str, report: &mut Report) -> anyhow::Result
     );
     let items = hot_shop.items.len();
     let hot_shop = Arc::new(vec![hot_shop]);
+    let bases = [base.to_owned()];
     let spread = orders::one_line_orders(
         args,
-        base,
+        &bases,
         Arc::clone(&hot_shop),
         Box::new(move |w| (0, w % items)),
     )
     .await?;
     eprintln!("[hot] {} clients, all ordering one item …", args.clients);
-    let hot = orders::one_line_orders(args, base, hot_shop, Box::new(|_| (0, 0))).await?;
+    let hot = orders::one_line_orders(args, &bases, hot_shop, Box::new(|_| (0, 0))).await?;
     report.push(Row::reference(
         &format!("orders, {} different items", args.clients),
         &spread,

@@ -81,7 +81,7 @@ async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> 
         "[postgres] raw single-row insert transactions, {} connections …",
         args.clients
     );
-    let raw = raw_inserts(&database.url, args).await?;
+    let raw = raw_inserts(&database.url, args, false).await?;
     report.push(Row::reference(
         &format!("raw PostgreSQL 1-row insert tx x {}", args.clients),
         &raw,
@@ -98,7 +98,8 @@ async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> 
         "[postgres] new orders over {} shops of one table …",
         spread_shops.len()
     );
-    let spread = one_line_orders(args, &base, Arc::new(spread_shops), Item::Untracked).await?;
+    let bases = [base.clone()];
+    let spread = one_line_orders(args, &bases, Arc::new(spread_shops), Item::Untracked).await?;
     report.push(Row::ratio(
         &format!("PG orders, {} shops x 1 table", args.clients),
         &spread,
@@ -114,7 +115,7 @@ async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> 
             args.clients,
             item.name()
         );
-        let figure = one_line_orders(args, &base, Arc::clone(&only_it), item).await?;
+        let figure = one_line_orders(args, &bases, Arc::clone(&only_it), item).await?;
         report.push(
             Row::info(
                 &format!(
@@ -163,7 +164,7 @@ async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> 
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Item {
+pub enum Item {
     Untracked,
     Tracked,
 }
@@ -180,9 +181,9 @@ impl Item {
 /// One-line orders, closed loop: worker `w` orders at table `w` of shop
 /// `w` (both modulo their counts), the shop's first item (untracked) or
 /// second (stock-tracked).
-async fn one_line_orders(
+pub async fn one_line_orders(
     args: &Args,
-    base: &str,
+    bases: &[String],
     shops: Arc<Vec<Shop>>,
     item: Item,
 ) -> anyhow::Result<Figure> {
@@ -191,24 +192,35 @@ async fn one_line_orders(
         Item::Untracked => 0,
         Item::Tracked => 1,
     };
-    orders::one_line_orders(args, base, shops, Box::new(move |w| (w % count, index))).await
+    orders::one_line_orders(args, bases, shops, Box::new(move |w| (w % count, index))).await
 }
 
 /// `--clients` connections, each committing one single-row insert
 /// transaction after another (`BEGIN; INSERT; COMMIT`, as pgbench's
 /// simple protocol does): a key like an idempotency key (unique) and an
-/// order-sized JSON body, at the server's default durability.
-async fn raw_inserts(url: &str, args: &Args) -> anyhow::Result<Figure> {
+/// order-sized JSON body, at the server's default durability. On Citus
+/// (`distributed`) the table is hashed by that key over the workers, and
+/// has no identity column (Citus keys include the distribution column).
+pub async fn raw_inserts(url: &str, args: &Args, distributed: bool) -> anyhow::Result<Figure> {
     let mut setup = PgConnection::connect(url).await?;
-    sqlx::raw_sql(
-        "create table raw_orders (
-             id bigint generated always as identity primary key,
-             idempotency_key uuid not null unique,
-             body jsonb not null
-         )",
-    )
-    .execute(&mut setup)
-    .await?;
+    if distributed {
+        sqlx::raw_sql(
+            "create table raw_orders (idempotency_key uuid primary key, body jsonb not null);
+             select create_distributed_table('raw_orders', 'idempotency_key')",
+        )
+        .execute(&mut setup)
+        .await?;
+    } else {
+        sqlx::raw_sql(
+            "create table raw_orders (
+                 id bigint generated always as identity primary key,
+                 idempotency_key uuid not null unique,
+                 body jsonb not null
+             )",
+        )
+        .execute(&mut setup)
+        .await?;
+    }
     let body = json!({"items": [{"menuItemId": Uuid::new_v4(), "quantity": 1, "toppingIds": []}],
                       "note": "bench"});
     let measure_from = Instant::now() + args.warmup();

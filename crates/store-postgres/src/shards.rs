@@ -52,8 +52,8 @@ impl Interval {
 
 impl Shards {
     /// On Citus (`distributed`), reads the intervals ids are aligned to
-    /// when `aligning`, and keeps reading them every [`REFRESH`] while the
-    /// pool is open.
+    /// when `aligning`, and reads them again every [`REFRESH`] for as long
+    /// as this (or a clone) lives.
     pub(crate) async fn load(
         pool: &PgPool,
         distributed: bool,
@@ -67,25 +67,24 @@ impl Shards {
             return Ok(shards);
         }
         let mut conn = pool.acquire().await?;
-        shards.set(read_intervals(&mut conn).await?);
-        let (refreshed, pool) = (shards.clone(), pool.clone());
+        set(&shards.intervals, read_intervals(&mut conn).await?);
+        let (kept, pool) = (Arc::downgrade(&shards.intervals), pool.clone());
         tokio::spawn(async move {
             let mut every = tokio::time::interval(REFRESH);
             every.tick().await;
-            while !pool.is_closed() {
+            loop {
                 every.tick().await;
+                let Some(intervals) = kept.upgrade() else {
+                    return;
+                };
                 let read = async { read_intervals(&mut *pool.acquire().await?).await };
                 match read.await {
-                    Ok(intervals) => refreshed.set(intervals),
+                    Ok(read) => set(&intervals, read),
                     Err(e) => tracing::debug!(error = ?e, "reading Citus's shard intervals failed"),
                 }
             }
         });
         Ok(shards)
-    }
-
-    fn set(&self, intervals: Vec<Interval>) {
-        *self.intervals.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(intervals);
     }
 
     fn current(&self) -> Arc<Vec<Interval>> {
@@ -115,6 +114,10 @@ impl Shards {
         }
         candidate
     }
+}
+
+fn set(intervals: &RwLock<Arc<Vec<Interval>>>, read: Vec<Interval>) {
+    *intervals.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(read);
 }
 
 /// The intervals of the shards of `shops` (in the schema the connection
@@ -205,12 +208,11 @@ mod tests {
 
     fn shards(intervals: &[(i32, i32)]) -> Shards {
         let shards = Shards::default();
-        shards.set(
-            intervals
-                .iter()
-                .map(|&(min, max)| Interval { min, max })
-                .collect(),
-        );
+        let read = intervals
+            .iter()
+            .map(|&(min, max)| Interval { min, max })
+            .collect();
+        set(&shards.intervals, read);
         shards
     }
 
