@@ -37,7 +37,10 @@ impl BenchSchema {
             sqlx::query_scalar("select exists (select from pg_extension where extname = 'citus')")
                 .fetch_one(&mut admin)
                 .await?;
-        anyhow::ensure!(citus, "--citus names a database without the citus extension");
+        anyhow::ensure!(
+            citus,
+            "--citus names a database without the citus extension"
+        );
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("create schema {name}")))
             .execute(&mut admin)
             .await?;
@@ -98,10 +101,13 @@ async fn measure(args: &Args, schema: &BenchSchema, report: &mut Report) -> anyh
             "[citus] new orders over {} shops of one table, through {used} node(s) …",
             shops.len()
         );
-        let figure = one_line_orders(args, &bases[..used], Arc::clone(&shops), Item::Untracked)
-            .await?;
+        let figure =
+            one_line_orders(args, &bases[..used], Arc::clone(&shops), Item::Untracked).await?;
         report.push(Row::ratio(
-            &format!("Citus orders, {} shops x 1 table, {used} node(s)", args.clients),
+            &format!(
+                "Citus orders, {} shops x 1 table, {used} node(s)",
+                args.clients
+            ),
             &figure,
             ("raw Citus", &raw),
             SPREAD_TARGET,

@@ -1,8 +1,10 @@
--- The shop of each session and order, found by the session's or order's id
--- alone: guest URLs name only a session, staff status changes only an
--- order. On Citus it is distributed by that id, colocated with the shops,
+-- On Citus, the shop of each session and order, found by the session's or
+-- order's id alone: guest URLs name only a session, staff status changes
+-- only an order. It is distributed by that id, colocated with the shops,
 -- and new ids are drawn so that their route row shares the shop's shard
 -- (src/shards.rs): a guest's request finds its shop on the shop's worker.
+-- PostgreSQL alone finds them through their own ids' indexes and keeps no
+-- routes; ordergate_distribute() files those of the rows there are.
 create table shop_routes (
     id uuid primary key,
     shop_id uuid not null
@@ -17,8 +19,9 @@ create table shop_routes (
 -- Citus, and `ordergate distribute` on one that got Citus after it was
 -- migrated. Citus distributes a table only while no local table has a
 -- foreign key to it, so the foreign keys of the tables it distributes are
--- set aside meanwhile and made again on the distributed tables. Returns
--- how many tables it distributed.
+-- set aside meanwhile and made again on the distributed tables. Then the
+-- sessions and orders there are get their routes. Returns how many tables
+-- it distributed.
 create function ordergate_distribute() returns integer
 language plpgsql as $$
 declare
@@ -80,6 +83,12 @@ begin
     foreach statement in array foreign_keys loop
         execute statement;
     end loop;
+    insert into shop_routes (id, shop_id)
+    select session_id, shop_id from table_sessions
+    on conflict (id) do nothing;
+    insert into shop_routes (id, shop_id)
+    select order_id, shop_id from orders
+    on conflict (id) do nothing;
     return cardinality(local_tables);
 end
 $$;
@@ -91,6 +100,3 @@ begin
     end if;
 end
 $$;
-
-insert into shop_routes (id, shop_id) select session_id, shop_id from table_sessions;
-insert into shop_routes (id, shop_id) select order_id, shop_id from orders;

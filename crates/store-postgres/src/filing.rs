@@ -4,9 +4,8 @@
 //! counter rows (and the rows of the tracked stock it takes) stay locked
 //! until its commit: every round trip in that window holds up the shop's
 //! next order. So the ticket, the order row, its audit row, the stock it
-//! takes and the op-log rows of that, the events, the idempotency record
-//! and the order's route (see [`crate::routes`]) go to the database as one
-//! statement, and the commit follows it.
+//! takes and the op-log rows of that, the events and the idempotency
+//! record go to the database as one statement, and the commit follows it.
 //!
 //! The order's event and its stored response carry its ticket number,
 //! which only that statement draws: they are rendered with [`UNNUMBERED`]
@@ -189,9 +188,6 @@ async fn file_in_one_statement(
                                     idempotent_replay, order_id, created_at, actor)
              values ($1, $3, $14, $15, $16, $17, false, $2, $13, $18)
          ),
-         routed as (
-             insert into shop_routes (id, shop_id) values ($2, $1)
-         ),
          taken as (
              update inventory i
              set stock = i.stock - m.units, version = i.version + 1, updated_at = $13
@@ -324,7 +320,7 @@ async fn file_on_the_shops_worker(
     .execute(tx.conn())
     .await?;
     audit::append(tx.conn(), shop_id, filing.audit).await?;
-    routes::insert(tx.conn(), order.order_id, shop_id).await?;
+    routes::insert(tx, order.order_id, shop_id).await?;
     let mut taken = 0;
     if !rows.taken_ids.is_empty() {
         taken = sqlx::query(

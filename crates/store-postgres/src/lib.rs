@@ -162,7 +162,7 @@ impl PgStore {
         let listening = listen::start(options, pool.clone(), announcer.clone())
             .await
             .map_err(classify)?;
-        let routes = Routes::default();
+        let routes = Routes::new(distributed);
         Ok(PgStore {
             pg: Arc::new(Pg {
                 audit: audit::filer(pool.clone(), distributed),

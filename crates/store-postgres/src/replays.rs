@@ -75,27 +75,30 @@ pub(crate) async fn committed_replay(
     Ok(Some(replay))
 }
 
-/// The statement of [`look_up`], the shop of each question named by
-/// `$shop`: its own (`q.shop_id`), or one for all (`$6`), which Citus
-/// routes to that shop's worker.
+/// The statement of [`look_up`]. On Citus, where every question of a group
+/// is of one shop, `$shop` is `"shop_id = $5 and "`, which Citus routes to
+/// that shop's worker; on PostgreSQL it is empty: a session is found by its
+/// id and a key by its scope (which names the session) through their own
+/// indexes, which the planner would not use for a join on `shop_id` (it
+/// scanned every key of the shop, each time, under load).
 macro_rules! look_up_sql {
     ($shop:literal) => {
         concat!(
             "select s.*, k.*, q.asked
-             from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
-                    with ordinality as q(shop_id, session_id, scope, idempotency_key, now, asked)
+             from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[])
+                    with ordinality as q(session_id, scope, idempotency_key, now, asked)
              cross join lateral (select ",
             sessions::columns!(),
             " from table_sessions
-               where shop_id = ",
+               where ",
             $shop,
-            " and session_id = q.session_id) as s
+            "session_id = q.session_id) as s
              cross join lateral (select ",
             idempotency::record_columns!(),
             " from idempotency_keys
-               where shop_id = ",
+               where ",
             $shop,
-            " and scope = q.scope and idempotency_key = q.idempotency_key
+            "scope = q.scope and idempotency_key = q.idempotency_key
                  and expires_at > q.now) as k"
         )
     };
@@ -111,12 +114,11 @@ async fn look_up(
 ) -> Result<Vec<Found>, PgError> {
     const ASKED_AT: usize = sessions::COLUMN_COUNT + idempotency::RECORD_COLUMN_COUNT;
     let query = if one_shop {
-        sqlx::query(look_up_sql!("$6"))
+        sqlx::query(look_up_sql!("shop_id = $5 and "))
     } else {
-        sqlx::query(look_up_sql!("q.shop_id"))
+        sqlx::query(look_up_sql!(""))
     };
     let query = query
-        .bind(questions.iter().map(|q| q.shop_id).collect::<Vec<_>>())
         .bind(questions.iter().map(|q| q.session_id).collect::<Vec<_>>())
         .bind(
             questions

@@ -80,7 +80,7 @@ pub(crate) async fn open(tx: &mut Tx, session: &Session) -> Result<(), PgError> 
     if inserted.rows_affected() == 0 {
         return Err(occupied().into());
     }
-    routes::insert(tx.conn(), session.session_id, session.shop_id).await?;
+    routes::insert(tx, session.session_id, session.shop_id).await?;
     let opened = SessionChanged::from(session);
     events::append(
         tx,

@@ -160,12 +160,14 @@ async fn finish(target: &mut PgConnection, layouts: &[Layout]) -> Result<()> {
     )
     .execute(&mut *tx)
     .await?;
-    // The PostgreSQL backend finds a session's or an order's shop by its
-    // route (SQLite needs none).
+    // On Citus, a session's or an order's shop is found by its route.
     sqlx::query(
         "insert into shop_routes (id, shop_id)
-         select session_id, shop_id from table_sessions
-         union all select order_id, shop_id from orders
+         select id, shop_id from (
+             select session_id, shop_id from table_sessions
+             union all select order_id, shop_id from orders
+         ) as owned (id, shop_id)
+         where exists (select from pg_extension where extname = 'citus')
          on conflict (id) do nothing",
     )
     .execute(&mut *tx)
