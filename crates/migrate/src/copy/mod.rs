@@ -161,17 +161,20 @@ async fn finish(target: &mut PgConnection, layouts: &[Layout]) -> Result<()> {
     .execute(&mut *tx)
     .await?;
     // On Citus, a session's or an order's shop is found by its route.
-    sqlx::query(
-        "insert into shop_routes (id, shop_id)
-         select id, shop_id from (
-             select session_id, shop_id from table_sessions
-             union all select order_id, shop_id from orders
-         ) as owned (id, shop_id)
-         where exists (select from pg_extension where extname = 'citus')
-         on conflict (id) do nothing",
-    )
-    .execute(&mut *tx)
-    .await?;
+    let citus: bool =
+        sqlx::query_scalar("select exists (select from pg_extension where extname = 'citus')")
+            .fetch_one(&mut *tx)
+            .await?;
+    if citus {
+        for owned in [
+            "insert into shop_routes (id, shop_id) select session_id, shop_id from table_sessions
+             on conflict (id) do nothing",
+            "insert into shop_routes (id, shop_id) select order_id, shop_id from orders
+             on conflict (id) do nothing",
+        ] {
+            sqlx::query(owned).execute(&mut *tx).await?;
+        }
+    }
     for layout in layouts {
         for column in layout.identity_columns() {
             let (table, column) = (layout.table.name, &column.name);
