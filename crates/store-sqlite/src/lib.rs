@@ -10,6 +10,7 @@
 
 mod audit;
 mod catalog;
+mod checkpoint;
 mod codec;
 mod error;
 mod events;
@@ -131,6 +132,7 @@ impl SqliteStore {
             other => StoreError::Internal(Box::new(other)),
         })?;
         configure(&writer).map_err(SqliteError::from)?;
+        let checkpointer = Connection::open(path).map_err(SqliteError::from)?;
         let path = path.to_owned();
         let open_reader = move || {
             let conn = Connection::open(&path)?;
@@ -145,8 +147,12 @@ impl SqliteStore {
         let replays = Arc::new(ReplayCache::new());
         replays.watch(&writer);
         let settled = Arc::clone(&replays);
-        let writer = Writer::start(writer, Box::new(move || settled.group_settled()))
-            .map_err(|e| StoreError::Internal(Box::new(e)))?;
+        let writer = Writer::start(
+            writer,
+            checkpointer,
+            Box::new(move || settled.group_settled()),
+        )
+        .map_err(|e| StoreError::Internal(Box::new(e)))?;
         Ok(SqliteStore {
             writer,
             readers: Readers::new(readers, Box::new(open_reader)),

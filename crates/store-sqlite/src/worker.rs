@@ -28,6 +28,7 @@ use ordergate_store::{ChangeListener, StoreError, StoreResult};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use crate::checkpoint::Checkpoints;
 use crate::error::{SqliteError, classify};
 use crate::events;
 
@@ -146,8 +147,13 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread.
-    pub(crate) fn start(mut conn: Connection, settled: Settled) -> std::io::Result<Writer> {
+    /// Starts the writer thread, and the checkpoints' on `checkpointer`.
+    pub(crate) fn start(
+        mut conn: Connection,
+        checkpointer: Connection,
+        settled: Settled,
+    ) -> std::io::Result<Writer> {
+        let checkpoints = Checkpoints::start(&conn, checkpointer)?;
         let (jobs, queue) = flume::bounded::<Box<dyn WriteJob>>(QUEUE_DEPTH);
         let listener: Arc<RwLock<Option<ChangeListener>>> = Arc::default();
         let announce_to = Arc::clone(&listener);
@@ -161,6 +167,7 @@ impl Writer {
                         linger(&queue, &mut group);
                     }
                     commit_group(&mut conn, group, &announce_to, &settled);
+                    checkpoints.after_commit(&conn);
                 }
             })?;
         Ok(Writer { jobs, listener })
