@@ -9,7 +9,7 @@ use sqlx::postgres::PgConnection;
 
 /// The user_version of a SQLite database whose schema this binary's
 /// SQLite backend has fully migrated (one per migration file).
-pub const SQLITE_SCHEMA_VERSION: i64 = 14;
+pub const SQLITE_SCHEMA_VERSION: i64 = 15;
 
 /// A table copied from SQLite to PostgreSQL.
 #[derive(Debug, Clone, Copy)]

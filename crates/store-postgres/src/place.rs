@@ -225,14 +225,15 @@ async fn guest_history(
         .fetch_optional(&mut *conn)
         .await?;
     }
-    if reads.last_order {
+    if let Some(since) = reads.last_order_since {
         history.last_order_at = sqlx::query_scalar(
             "select max(created_at) from orders
-             where shop_id = $3 and session_id = $1 and client_id = $2",
+             where shop_id = $3 and session_id = $1 and client_id = $2 and created_at > $4",
         )
         .bind(session.session_id)
         .bind(reads.client_id)
         .bind(session.shop_id)
+        .bind(since)
         .fetch_one(&mut *conn)
         .await?;
     }

@@ -77,6 +77,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../migrations/0012_printers.sql")),
     M::up(include_str!("../migrations/0013_staff_accounts.sql")),
     M::up(include_str!("../migrations/0014_devices.sql")),
+    M::up(include_str!("../migrations/0015_orders_by_client.sql")),
 ];
 
 fn migrations() -> Migrations<'static> {

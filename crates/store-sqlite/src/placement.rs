@@ -124,12 +124,15 @@ fn guest_history(
             )
             .optional()?;
     }
-    if reads.last_order {
+    if let Some(since) = reads.last_order_since {
         let last: Option<i64> = conn
             .prepare_cached(
-                "select max(created_at) from orders where session_id = ?1 and client_id = ?2",
+                "select max(created_at) from orders
+                 where session_id = ?1 and client_id = ?2 and created_at > ?3",
             )?
-            .query_row(params![session_id, reads.client_id], |row| row.get(0))?;
+            .query_row(params![session_id, reads.client_id, millis(since)], |row| {
+                row.get(0)
+            })?;
         history.last_order_at = last.and_then(Timestamp::from_timestamp_millis);
     }
     if let Some(recent) = reads.recent_guest_orders {

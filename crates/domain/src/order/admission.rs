@@ -95,8 +95,10 @@ pub struct GuestReads<'a> {
     /// Read the client's newest uncancelled order with the same payload
     /// created after this instant.
     pub same_payload_since: Option<Timestamp>,
-    /// Read when the client last ordered in the session.
-    pub last_order: bool,
+    /// Read when the client last ordered in the session, if after this
+    /// instant: only an order within the cooldown refuses this one, and
+    /// the store finds it among the session's recent orders.
+    pub last_order_since: Option<Timestamp>,
     /// Read the `nth` newest (0 = newest) guest order of the session
     /// created after `since`.
     pub recent_guest_orders: Option<RecentOrders>,
@@ -131,7 +133,8 @@ impl OrderRules {
         Some(GuestReads {
             client_id,
             same_payload_since: duplicates_on.then(|| now - self.duplicate_window),
-            last_order: self.cooldown > chrono::Duration::zero(),
+            last_order_since: (self.cooldown > chrono::Duration::zero())
+                .then(|| now - self.cooldown),
             recent_guest_orders: (self.session_order_limit > 0).then(|| RecentOrders {
                 since: now - SESSION_ORDER_WINDOW,
                 nth: self.session_order_limit - 1,
@@ -314,7 +317,7 @@ mod tests {
             GuestReads {
                 client_id: "phone-1",
                 same_payload_since: Some(now() - chrono::Duration::seconds(30)),
-                last_order: true,
+                last_order_since: Some(now() - chrono::Duration::seconds(2)),
                 recent_guest_orders: Some(RecentOrders {
                     since: now() - SESSION_ORDER_WINDOW,
                     nth: 9,
@@ -336,10 +339,10 @@ mod tests {
         assert_eq!(
             (
                 reads.same_payload_since,
-                reads.last_order,
+                reads.last_order_since,
                 reads.recent_guest_orders
             ),
-            (None, false, None)
+            (None, None, None)
         );
         assert_eq!(
             rules().guest_reads(
