@@ -133,7 +133,7 @@ fn checkpoint(conn: &Connection, by: &'static str) -> Option<(c_int, c_int)> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::time::{Duration, Instant};
 
     use super::*;
@@ -168,12 +168,16 @@ mod tests {
         std::fs::metadata(path).unwrap().len() / PAGE
     }
 
-    fn filler(path: &Path) -> Connection {
-        let writer = open(path);
+    /// A writer on a fresh database in `dir`, with a table to fill, and its
+    /// checkpoints started.
+    fn started(dir: &Path) -> (PathBuf, Connection, Checkpoints) {
+        let path = dir.join("og.db");
+        let writer = open(&path);
         writer
             .execute_batch("create table filler (id integer primary key, body blob)")
             .unwrap();
-        writer
+        let checkpoints = Checkpoints::start(&writer, open(&path)).unwrap();
+        (path, writer, checkpoints)
     }
 
     /// Waits up to 10 s for the database file to hold `pages` pages.
@@ -190,9 +194,7 @@ mod tests {
     #[test]
     fn the_background_checkpoint_copies_what_the_writer_committed() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("og.db");
-        let mut writer = filler(&path);
-        let checkpoints = Checkpoints::start(&writer, open(&path)).unwrap();
+        let (path, mut writer, checkpoints) = started(dir.path());
         let written = 2 * u64::from(BACKGROUND_PAGES.cast_unsigned());
         for _ in 0..written / 50 {
             commit_pages(&mut writer, &checkpoints, 50);
@@ -209,9 +211,7 @@ mod tests {
     #[test]
     fn the_wal_starts_again_within_its_bound() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("og.db");
-        let mut writer = filler(&path);
-        let checkpoints = Checkpoints::start(&writer, open(&path)).unwrap();
+        let (path, mut writer, checkpoints) = started(dir.path());
         let bound = (u64::from(WRITER_PAGES.cast_unsigned()) + 100) * PAGE;
         let written = 3 * u64::from(WRITER_PAGES.cast_unsigned());
         for _ in 0..written / 50 {
