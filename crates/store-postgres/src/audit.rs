@@ -49,17 +49,20 @@ pub(crate) fn filer(pool: PgPool, distributed: bool) -> Filer {
         let pool = pool.clone();
         async move {
             let mut conn = pool.acquire().await.map_err(cannot_connect)?;
-            append_group(&mut conn, &group).await?;
+            append_all(&mut conn, &group).await?;
             Ok(vec![(); group.len()])
         }
     })
 }
 
-/// Inserts `group` in queue order.
-async fn append_group(
+/// Inserts `group`, each entry under its shop, in their order.
+pub(crate) async fn append_all(
     conn: &mut PgConnection,
     group: &[(Uuid, AuditEntry)],
 ) -> Result<(), PgError> {
+    if group.is_empty() {
+        return Ok(());
+    }
     let shops = group
         .iter()
         .map(|(shop_id, _)| *shop_id)

@@ -15,9 +15,11 @@
 use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::events::{EventType, StockChanged};
-use ordergate_domain::inventory::{Cause, StockMove};
+use ordergate_domain::inventory::{Cause, Operation, StockMove};
 use ordergate_domain::order::Order;
 use ordergate_store::{Change, Claim, StoredResponse};
+use std::collections::HashMap;
+
 use sqlx::{Postgres, QueryBuilder};
 use uuid::Uuid;
 
@@ -74,46 +76,96 @@ macro_rules! insert_order {
 /// Everything an accepted order writes.
 pub(crate) struct Filing<'a> {
     /// Numbered [`UNNUMBERED`].
-    pub(crate) order: &'a Order,
-    pub(crate) ticket_day: &'a str,
+    pub(crate) order: Order,
+    pub(crate) ticket_day: String,
     pub(crate) payload_hash: &'a str,
-    pub(crate) audit: &'a AuditEntry,
-    /// Taken from levels this transaction has locked.
-    pub(crate) moves: &'a [StockMove],
-    pub(crate) cause: &'a Cause<'a>,
+    pub(crate) audit: AuditEntry,
+    /// Taken from levels this transaction has locked (by the orders filed
+    /// before this one in the same transaction, too).
+    pub(crate) moves: Vec<StockMove>,
+    /// Who takes the stock, for its op-log rows.
+    pub(crate) actor: String,
     /// The order's answer, rendered from `order`; kept with the key if
     /// there is one.
-    pub(crate) response: &'a StoredResponse,
+    pub(crate) response: StoredResponse,
     pub(crate) claim: Option<&'a Claim>,
     pub(crate) now: Timestamp,
 }
 
-/// Files the order and returns its answer with its ticket number. Locks
-/// are taken in the order every transaction takes them (see
-/// `events::append`): the ticket counter, then the event counter.
-pub(crate) async fn file(tx: &mut Tx, filing: &Filing<'_>) -> Result<StoredResponse, PgError> {
-    let order = filing.order;
-    let shop_id = order.shop_id;
-    let rows = Rows::of(filing)?;
-    let (ticket_number, last_event_id, taken) = if tx.distributed() {
-        file_on_the_shops_worker(tx, filing, &rows).await?
-    } else {
-        file_in_one_statement(tx, filing, &rows).await?
-    };
-    if taken != rows.taken_ids.len() as i64 {
-        return Err(PgError::Corrupt(format!(
-            "stock of order {} changed under its row locks",
-            order.order_id
-        )));
+impl Filing<'_> {
+    fn cause(&self) -> Cause<'_> {
+        Cause {
+            order_id: Some(self.order.order_id),
+            ..Cause::new(Operation::Order, &self.actor, self.now)
+        }
     }
-    tx.note_event(shop_id, last_event_id);
-    if !filing.moves.is_empty() {
-        tx.note(Change::Stock(shop_id));
+}
+
+/// Files the orders, all of one shop, in their order, and returns each
+/// one's answer with its ticket number. Locks are taken in the order every
+/// transaction takes them (see `events::append`): the ticket counter, then
+/// the event counter.
+pub(crate) async fn file(
+    tx: &mut Tx,
+    filings: &[Filing<'_>],
+) -> Result<Vec<StoredResponse>, PgError> {
+    let mut answers = Vec::with_capacity(filings.len());
+    // A ticket counts within its day: orders either side of midnight are
+    // filed a day at a time.
+    for day in filings.chunk_by(|a, b| a.ticket_day == b.ticket_day) {
+        let rows = day.iter().map(Rows::of).collect::<Result<Vec<_>, _>>()?;
+        let changed = |taken: i64, expected: i64| match taken == expected {
+            true => Ok(()),
+            false => Err(PgError::Corrupt(format!(
+                "stock of order {} changed under its row locks",
+                day[0].order.order_id
+            ))),
+        };
+        let (ticket_numbers, last_event_id) = if tx.distributed() {
+            let mut filed = (Vec::with_capacity(day.len()), 0);
+            for (filing, rows) in day.iter().zip(&rows) {
+                let (ticket_number, last_event_id, taken) =
+                    file_on_the_shops_worker(tx, filing, rows).await?;
+                changed(taken, rows.taken_ids.len() as i64)?;
+                filed.0.push(ticket_number);
+                filed.1 = last_event_id;
+            }
+            filed
+        } else {
+            let (ticket_numbers, last_event_id, taken) =
+                file_in_one_statement(tx, day, &rows).await?;
+            changed(taken, distinct_items(&rows))?;
+            (ticket_numbers, last_event_id)
+        };
+        if ticket_numbers.len() != day.len() {
+            return Err(PgError::Corrupt(
+                "orders filed without their tickets".into(),
+            ));
+        }
+        let shop_id = day[0].order.shop_id;
+        tx.note_event(shop_id, last_event_id);
+        if rows.iter().any(|rows| !rows.taken_ids.is_empty()) {
+            tx.note(Change::Stock(shop_id));
+        }
+        for ((filing, rows), ticket_number) in day.iter().zip(&rows).zip(ticket_numbers) {
+            answers.push(StoredResponse {
+                body: rows.answer.numbered(ticket_number),
+                ..filing.response.clone()
+            });
+        }
     }
-    Ok(StoredResponse {
-        body: rows.answer.numbered(ticket_number),
-        ..filing.response.clone()
-    })
+    Ok(answers)
+}
+
+/// How many stock rows the orders take from, each counted once.
+fn distinct_items(rows: &[Rows]) -> i64 {
+    let mut items: Vec<Uuid> = rows
+        .iter()
+        .flat_map(|r| r.taken_ids.iter().copied())
+        .collect();
+    items.sort_unstable();
+    items.dedup();
+    items.len() as i64
 }
 
 /// What a filing writes besides the order, as the statements bind it.
@@ -131,20 +183,18 @@ struct Rows {
 impl Rows {
     fn of(filing: &Filing<'_>) -> Result<Rows, PgError> {
         let mut rows = Rows {
-            placed: AwaitingTicket::of(&serde_json::to_string(filing.order)?)?,
+            placed: AwaitingTicket::of(&serde_json::to_string(&filing.order)?)?,
             answer: AwaitingTicket::of(&filing.response.body)?,
             taken_ids: Vec::with_capacity(filing.moves.len()),
             taken_units: Vec::with_capacity(filing.moves.len()),
             logs: Logs::default(),
             stock_events: Vec::with_capacity(filing.moves.len()),
         };
-        for step in filing.moves {
+        let cause = filing.cause();
+        for step in &filing.moves {
             rows.taken_ids.push(step.item_id);
             rows.taken_units.push(-step.delta);
-            if let Some(entry) = filing
-                .cause
-                .log_entry(step.item_id, &step.before, &step.after)
-            {
+            if let Some(entry) = cause.log_entry(step.item_id, &step.before, &step.after) {
                 rows.logs.item_ids.push(entry.item_id);
                 rows.logs.deltas.push(entry.delta);
                 rows.logs.before.push(entry.stock_before);
@@ -157,40 +207,211 @@ impl Rows {
     }
 }
 
-/// Every write in one statement: the ticket number, the newest event id
-/// and how many stock rows the order took. The shop's counters are held
-/// for that statement and the commit alone.
+/// The columns a statement binds, one array each, built row by row.
+#[derive(Default)]
+struct Columns {
+    orders: OrderColumns,
+    audit: AuditColumns,
+    taken: HashMap<Uuid, i64>,
+    logs: LogColumns,
+    events: EventColumns,
+    keys: KeyColumns,
+}
+
+#[derive(Default)]
+struct OrderColumns {
+    order_id: Vec<Uuid>,
+    session_id: Vec<Uuid>,
+    status: Vec<&'static str>,
+    source: Vec<&'static str>,
+    client_id: Vec<Option<String>>,
+    payload_hash: Vec<String>,
+    lines: Vec<String>,
+    note: Vec<String>,
+    total: Vec<i64>,
+    version: Vec<i64>,
+    created_at: Vec<Timestamp>,
+}
+
+#[derive(Default)]
+struct AuditColumns {
+    request_id: Vec<String>,
+    client_id: Vec<Option<String>>,
+    status: Vec<i64>,
+    code: Vec<&'static str>,
+    actor: Vec<Option<String>>,
+}
+
+/// Every order's op-log rows, each with its order.
+#[derive(Default)]
+struct LogColumns {
+    rows: Logs,
+    order_id: Vec<Uuid>,
+    actor: Vec<String>,
+    created_at: Vec<Timestamp>,
+}
+
+/// Each event's text is `before`, or for an `order.placed` event
+/// `before`, its order's ticket number and `after`.
+#[derive(Default)]
+struct EventColumns {
+    /// The event's order, counted from 1.
+    order_n: Vec<i64>,
+    event_type: Vec<&'static str>,
+    session_id: Vec<Option<Uuid>>,
+    before: Vec<String>,
+    after: Vec<Option<String>>,
+    created_at: Vec<Timestamp>,
+}
+
+/// The keys' records; each body is `before`, its order's ticket number and
+/// `after`.
+#[derive(Default)]
+struct KeyColumns {
+    order_n: Vec<i64>,
+    scope: Vec<String>,
+    key: Vec<String>,
+    fingerprint: Vec<String>,
+    status: Vec<i64>,
+    before: Vec<String>,
+    after: Vec<String>,
+    location: Vec<Option<String>>,
+    created_at: Vec<Timestamp>,
+    expires_at: Vec<Timestamp>,
+}
+
+impl Columns {
+    fn of(filings: &[Filing<'_>], rows: &[Rows]) -> Result<Columns, PgError> {
+        let mut columns = Columns::default();
+        for (n, (filing, rows)) in (1..).zip(filings.iter().zip(rows)) {
+            let order = &filing.order;
+            let o = &mut columns.orders;
+            o.order_id.push(order.order_id);
+            o.session_id.push(order.session_id);
+            o.status.push(order.status.as_str());
+            o.source.push(order.source.as_str());
+            o.client_id.push(order.client_id.clone());
+            o.payload_hash.push(filing.payload_hash.to_owned());
+            o.lines.push(serde_json::to_string(&order.items)?);
+            o.note.push(order.note.clone());
+            o.total.push(order.total);
+            o.version.push(order.version);
+            o.created_at.push(filing.now);
+
+            let a = &mut columns.audit;
+            a.request_id.push(filing.audit.request_id.clone());
+            a.client_id.push(filing.audit.client_id.clone());
+            a.status.push(i64::from(filing.audit.status));
+            a.code.push(filing.audit.code.as_str());
+            a.actor.push(filing.audit.actor.clone());
+
+            for (item_id, units) in rows.taken_ids.iter().zip(&rows.taken_units) {
+                *columns.taken.entry(*item_id).or_default() += units;
+            }
+            let l = &mut columns.logs;
+            let logged = rows.logs.item_ids.len();
+            l.rows.item_ids.extend(&rows.logs.item_ids);
+            l.rows.deltas.extend(&rows.logs.deltas);
+            l.rows.before.extend(&rows.logs.before);
+            l.rows.after.extend(&rows.logs.after);
+            l.order_id
+                .extend(std::iter::repeat_n(order.order_id, logged));
+            l.actor
+                .extend(std::iter::repeat_n(filing.actor.clone(), logged));
+            l.created_at.extend(std::iter::repeat_n(filing.now, logged));
+
+            let e = &mut columns.events;
+            for data in &rows.stock_events {
+                e.order_n.push(n);
+                e.event_type.push(EventType::StockChanged.as_str());
+                e.session_id.push(None);
+                e.before.push(data.clone());
+                e.after.push(None);
+                e.created_at.push(filing.now);
+            }
+            e.order_n.push(n);
+            e.event_type.push(EventType::OrderPlaced.as_str());
+            e.session_id.push(Some(order.session_id));
+            e.before.push(rows.placed.before.clone());
+            e.after.push(Some(rows.placed.after.clone()));
+            e.created_at.push(filing.now);
+
+            if let Some(claim) = filing.claim {
+                let k = &mut columns.keys;
+                k.order_n.push(n);
+                k.scope.push(claim.scope.as_str().to_owned());
+                k.key.push(claim.key.as_str().to_owned());
+                k.fingerprint.push(claim.fingerprint.as_str().to_owned());
+                k.status.push(i64::from(filing.response.status));
+                k.before.push(rows.answer.before.clone());
+                k.after.push(rows.answer.after.clone());
+                k.location.push(filing.response.location.clone());
+                k.created_at.push(filing.now);
+                k.expires_at.push(claim.expires_at);
+            }
+        }
+        Ok(columns)
+    }
+}
+
+/// Every write of the orders in one statement: each order's ticket number,
+/// the newest event id and how many stock rows the orders took. The shop's
+/// counters are held for that statement and the commit alone.
 async fn file_in_one_statement(
     tx: &mut Tx,
-    filing: &Filing<'_>,
-    rows: &Rows,
-) -> Result<(i64, i64, i64), PgError> {
-    let order = filing.order;
-    let shop_id = order.shop_id;
-    let claim = filing.claim;
+    filings: &[Filing<'_>],
+    rows: &[Rows],
+) -> Result<(Vec<i64>, i64, i64), PgError> {
+    let shop_id = filings[0].order.shop_id;
+    let newest = filings.iter().map(|f| f.now).max().unwrap_or_default();
+    let Columns {
+        orders: o,
+        audit: a,
+        taken,
+        logs: l,
+        events: e,
+        keys: k,
+    } = Columns::of(filings, rows)?;
+    let (taken_ids, taken_units): (Vec<Uuid>, Vec<i64>) = taken.into_iter().unzip();
     Ok(sqlx::query_as(concat!(
         "with ticket as (
-             insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, $4, 1)
+             insert into ticket_counters (shop_id, ticket_day, last_number)
+             values ($1, $2, cardinality($3::uuid[]))
              on conflict (shop_id, ticket_day)
-                 do update set last_number = ticket_counters.last_number + 1
+                 do update set last_number = ticket_counters.last_number + excluded.last_number
              returning last_number
+         ),
+         numbered as (
+             select o.*, t.last_number - cardinality($3::uuid[]) + o.n as ticket_number
+             from ticket t,
+                  unnest($3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
+                         $9::text[], $10::text[], $11::bigint[], $12::bigint[],
+                         $13::timestamptz[])
+                      with ordinality
+                      as o(order_id, session_id, status, source, client_id, payload_hash, lines,
+                           note, total, version, created_at, n)
          ),
          placed as (
              ",
         insert_order!(),
         "
-             select $2, $1, $3, $4, last_number, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13
-             from ticket
+             select order_id, $1, session_id, $2, ticket_number, status, source, client_id,
+                    payload_hash, lines, note, total, version, created_at, created_at
+             from numbered
              returning ticket_number
          ),
          audited as (
              insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
                                     idempotent_replay, order_id, created_at, actor)
-             values ($1, $3, $14, $15, $16, $17, false, $2, $13, $18)
+             select $1, o.session_id, a.request_id, a.client_id, a.status, a.code, false,
+                    o.order_id, o.created_at, a.actor
+             from unnest($14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[])
+                      with ordinality as a(request_id, client_id, status, code, actor, n)
+             join numbered o on o.n = a.n
          ),
          taken as (
              update inventory i
-             set stock = i.stock - m.units, version = i.version + 1, updated_at = $13
+             set stock = i.stock - m.units, version = i.version + 1, updated_at = $21
              from unnest($19::uuid[], $20::bigint[]) as m(item_id, units)
              where i.shop_id = $1 and i.item_id = m.item_id and i.stock >= m.units
              returning i.item_id
@@ -198,13 +419,15 @@ async fn file_in_one_statement(
          logged as (
              insert into inventory_log (shop_id, item_id, operation, delta, stock_before,
                                         stock_after, order_id, actor, created_at)
-             select $1, l.item_id, $21, l.delta, l.before, l.after, $2, $22, $13
-             from unnest($23::uuid[], $24::bigint[], $25::bigint[], $26::bigint[])
-                 as l(item_id, delta, before, after)
+             select $1, l.item_id, $22, l.delta, l.before, l.after, l.order_id, l.actor,
+                    l.created_at
+             from unnest($23::uuid[], $24::bigint[], $25::bigint[], $26::bigint[], $27::uuid[],
+                         $28::text[], $29::timestamptz[])
+                 as l(item_id, delta, before, after, order_id, actor, created_at)
          ),
          counter as (
              insert into event_counters (shop_id, last_event_id)
-             select $1, cardinality($29::text[]) + 1 from placed
+             select $1, cardinality($30::bigint[]) from (select count(*) from placed) as p
              on conflict (shop_id)
                  do update set last_event_id = event_counters.last_event_id
                                                + excluded.last_event_id
@@ -214,63 +437,81 @@ async fn file_in_one_statement(
              ",
         events::insert_events!(),
         "
-             select $1, c.last_event_id - cardinality($29::text[]) - 1 + e.n,
-                    case when e.n > cardinality($29::text[]) then $28 else $27 end,
-                    case when e.n > cardinality($29::text[]) then $3::uuid end,
-                    e.data, $13
-             from counter c, placed p,
-                  unnest($29::text[] || ($30 || p.ticket_number || $31))
-                      with ordinality as e(data, n)
+             select $1, c.last_event_id - cardinality($30::bigint[]) + e.k, e.event_type,
+                    e.session_id,
+                    case when e.after is null then e.before
+                         else e.before || o.ticket_number || e.after end,
+                    e.created_at
+             from counter c
+             cross join unnest($30::bigint[], $31::text[], $32::uuid[], $33::text[], $34::text[],
+                               $35::timestamptz[])
+                 with ordinality as e(order_n, event_type, session_id, before, after,
+                                      created_at, k)
+             join numbered o on o.n = e.order_n
          ),
          keyed as (",
         idempotency::insert_record!(),
-        "select $32, $33, $1, $34, $35, $36 || p.ticket_number || $37, $38, $13, $39
-             from placed p where $32::text is not null",
+        "select k.scope, k.key, $1, k.fingerprint, k.status,
+                    k.before || o.ticket_number || k.after, k.location, k.created_at,
+                    k.expires_at
+             from unnest($36::bigint[], $37::text[], $38::text[], $39::text[], $40::bigint[],
+                         $41::text[], $42::text[], $43::text[], $44::timestamptz[],
+                         $45::timestamptz[])
+                 as k(order_n, scope, key, fingerprint, status, before, after, location,
+                      created_at, expires_at)
+             join numbered o on o.n = k.order_n",
         idempotency::record_kept!(),
         "
          )
-         select p.ticket_number, c.last_event_id, (select count(*) from taken)
-         from placed p, counter c"
+         select (select array_agg(ticket_number order by n) from numbered),
+                (select last_event_id from counter),
+                (select count(*) from taken)"
     ))
     .bind(shop_id)
-    .bind(order.order_id)
-    .bind(order.session_id)
-    .bind(filing.ticket_day)
-    .bind(order.status.as_str())
-    .bind(order.source.as_str())
-    .bind(&order.client_id)
-    .bind(filing.payload_hash)
-    .bind(serde_json::to_string(&order.items)?)
-    .bind(&order.note)
-    .bind(order.total)
-    .bind(order.version)
-    .bind(filing.now)
-    .bind(&filing.audit.request_id)
-    .bind(&filing.audit.client_id)
-    .bind(i64::from(filing.audit.status))
-    .bind(filing.audit.code.as_str())
-    .bind(&filing.audit.actor)
-    .bind(&rows.taken_ids)
-    .bind(&rows.taken_units)
-    .bind(filing.cause.operation.as_str())
-    .bind(filing.cause.actor)
-    .bind(&rows.logs.item_ids)
-    .bind(&rows.logs.deltas)
-    .bind(&rows.logs.before)
-    .bind(&rows.logs.after)
-    .bind(EventType::StockChanged.as_str())
-    .bind(EventType::OrderPlaced.as_str())
-    .bind(&rows.stock_events)
-    .bind(&rows.placed.before)
-    .bind(&rows.placed.after)
-    .bind(claim.map(|claim| claim.scope.as_str()))
-    .bind(claim.map(|claim| claim.key.as_str()))
-    .bind(claim.map(|claim| claim.fingerprint.as_str()))
-    .bind(i64::from(filing.response.status))
-    .bind(&rows.answer.before)
-    .bind(&rows.answer.after)
-    .bind(&filing.response.location)
-    .bind(claim.map(|claim| claim.expires_at))
+    .bind(&filings[0].ticket_day)
+    .bind(o.order_id)
+    .bind(o.session_id)
+    .bind(o.status)
+    .bind(o.source)
+    .bind(o.client_id)
+    .bind(o.payload_hash)
+    .bind(o.lines)
+    .bind(o.note)
+    .bind(o.total)
+    .bind(o.version)
+    .bind(o.created_at)
+    .bind(a.request_id)
+    .bind(a.client_id)
+    .bind(a.status)
+    .bind(a.code)
+    .bind(a.actor)
+    .bind(taken_ids)
+    .bind(taken_units)
+    .bind(newest)
+    .bind(Operation::Order.as_str())
+    .bind(l.rows.item_ids)
+    .bind(l.rows.deltas)
+    .bind(l.rows.before)
+    .bind(l.rows.after)
+    .bind(l.order_id)
+    .bind(l.actor)
+    .bind(l.created_at)
+    .bind(e.order_n)
+    .bind(e.event_type)
+    .bind(e.session_id)
+    .bind(e.before)
+    .bind(e.after)
+    .bind(e.created_at)
+    .bind(k.order_n)
+    .bind(k.scope)
+    .bind(k.key)
+    .bind(k.fingerprint)
+    .bind(k.status)
+    .bind(k.before)
+    .bind(k.after)
+    .bind(k.location)
+    .bind(k.created_at)
+    .bind(k.expires_at)
     .fetch_one(tx.conn())
     .await?)
 }
@@ -286,7 +527,7 @@ async fn file_on_the_shops_worker(
     filing: &Filing<'_>,
     rows: &Rows,
 ) -> Result<(i64, i64, i64), PgError> {
-    let order = filing.order;
+    let order = &filing.order;
     let shop_id = order.shop_id;
     let now = filing.now;
     let ticket_number: i64 = sqlx::query_scalar(
@@ -296,7 +537,7 @@ async fn file_on_the_shops_worker(
          returning last_number",
     )
     .bind(shop_id)
-    .bind(filing.ticket_day)
+    .bind(&filing.ticket_day)
     .fetch_one(tx.conn())
     .await?;
     sqlx::query(concat!(
@@ -306,7 +547,7 @@ async fn file_on_the_shops_worker(
     .bind(order.order_id)
     .bind(shop_id)
     .bind(order.session_id)
-    .bind(filing.ticket_day)
+    .bind(&filing.ticket_day)
     .bind(ticket_number)
     .bind(order.status.as_str())
     .bind(order.source.as_str())
@@ -319,7 +560,7 @@ async fn file_on_the_shops_worker(
     .bind(now)
     .execute(tx.conn())
     .await?;
-    audit::append(tx.conn(), shop_id, filing.audit).await?;
+    audit::append(tx.conn(), shop_id, &filing.audit).await?;
     routes::insert(tx, order.order_id, shop_id).await?;
     let mut taken = 0;
     if !rows.taken_ids.is_empty() {
@@ -346,12 +587,12 @@ async fn file_on_the_shops_worker(
         logged.push_values(0..logs.item_ids.len(), |mut row, i| {
             row.push_bind(shop_id)
                 .push_bind(logs.item_ids[i])
-                .push_bind(filing.cause.operation.as_str())
+                .push_bind(Operation::Order.as_str())
                 .push_bind(logs.deltas[i])
                 .push_bind(logs.before[i])
                 .push_bind(logs.after[i])
                 .push_bind(order.order_id)
-                .push_bind(filing.cause.actor)
+                .push_bind(&filing.actor)
                 .push_bind(now);
         });
         logged.build().execute(tx.conn()).await?;

@@ -38,6 +38,25 @@ pub(crate) async fn lock(tx: &mut Tx, claim: &Claim, then_wait: Duration) -> Res
     Ok(())
 }
 
+/// Takes each of the scoped keys (as [`Claim::scoped_key`] writes them)
+/// that nobody holds, without waiting: whether each was taken, in their
+/// order. The locks are the ones [`lock`] waits for.
+pub(crate) async fn try_lock_all(
+    tx: &mut Tx,
+    scoped_keys: &[String],
+) -> Result<Vec<bool>, PgError> {
+    if scoped_keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(sqlx::query_scalar(
+        "select pg_try_advisory_xact_lock(hashtextextended(k, 0))
+         from unnest($1::text[]) with ordinality as t(k, n) order by n",
+    )
+    .bind(scoped_keys)
+    .fetch_all(tx.conn())
+    .await?)
+}
+
 /// A key's record columns, decoded by [`record_at`].
 macro_rules! record_columns {
     () => {

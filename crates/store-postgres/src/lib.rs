@@ -46,6 +46,7 @@ mod shards;
 mod shops;
 mod staff;
 mod tables;
+mod turns;
 mod tx;
 
 use std::future::Future;
@@ -97,6 +98,7 @@ struct Pg {
     pool: PgPool,
     shards: Shards,
     routes: Routes,
+    turns: turns::Turns,
     audit: audit::Filer,
     replay_lookups: replays::Lookups,
     announcer: Announcer,
@@ -170,6 +172,7 @@ impl PgStore {
                 pool,
                 shards,
                 routes,
+                turns: turns::Turns::default(),
                 announcer,
                 doorbell,
                 listening,

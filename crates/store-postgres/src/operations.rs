@@ -24,6 +24,7 @@ use sqlx::postgres::PgConnection;
 use uuid::Uuid;
 
 use crate::error::{PgError, cannot_connect, is_lock_timeout};
+use crate::place::Locks;
 use crate::tx::Tx;
 use crate::{
     Pg, accounts, audit, catalog, done, events, idempotency, inventory, orders, photos, place,
@@ -330,7 +331,9 @@ impl Pg {
         })
     }
 
-    pub(crate) async fn place_order(
+    /// Places an order in a transaction of its own, waiting for its key
+    /// and its table (see [`place::Locks::Wait`]).
+    pub(crate) async fn place_alone(
         &self,
         order: PlaceOrder,
         in_flight_wait: Duration,
@@ -347,7 +350,14 @@ impl Pg {
             Ok(shop_id) => shop_id,
             Err(e) => return self.finish(tx, Err(e)).await,
         };
-        let result = place::place(&mut tx, shop_id, &order).await;
+        let result = place::place(&mut tx, shop_id, std::slice::from_ref(&order), Locks::Wait)
+            .await
+            .and_then(|mut outcomes| {
+                outcomes
+                    .pop()
+                    .flatten()
+                    .ok_or_else(|| PgError::Corrupt("an order placed alone went unplaced".into()))
+            });
         let gave_up = match &result {
             Err(PgError::Rejected(Rejection::RequestInProgress)) => {
                 Some(Rejection::RequestInProgress)

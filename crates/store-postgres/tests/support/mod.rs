@@ -128,7 +128,7 @@ use ordergate_domain::catalog::{CatalogInput, MenuItemInput};
 use ordergate_domain::idempotency::{ClientId, IdempotencyKey, Scope};
 use ordergate_domain::inventory::InventoryUpdate;
 use ordergate_domain::order::admission::{Caller, OrderRules};
-use ordergate_domain::order::{LineRequest, OrderRequest};
+use ordergate_domain::order::{LineRequest, OrderRequest, ValidOrder};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session, SessionStatus};
 use ordergate_domain::shop::Shop;
 use ordergate_store::{Claim, PlaceOrder, Store};
@@ -200,13 +200,12 @@ pub async fn open_table(store: &dyn Store, shop_id: Uuid, label: &str) -> Sessio
     store.open_session(session).await.expect("open a table")
 }
 
-/// A guest's order of one `item` under a fresh key, willing to wait `wait`
-/// for its table.
-pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -> PlaceOrder {
-    let order = OrderRequest {
+/// A cart of `quantity` of one `item`.
+pub fn cart(item: Uuid, quantity: i64) -> ValidOrder {
+    OrderRequest {
         items: vec![LineRequest {
             menu_item_id: item,
-            quantity: 1,
+            quantity,
             topping_ids: vec![],
             note: None,
             option_ids: vec![],
@@ -215,7 +214,13 @@ pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -
         allow_repeat: false,
     }
     .validate()
-    .expect("a valid order");
+    .expect("a valid order")
+}
+
+/// A guest's order of one `item` under a fresh key, willing to wait `wait`
+/// for its table.
+pub fn guest_order(session_id: Uuid, client: &str, item: Uuid, wait: Duration) -> PlaceOrder {
+    let order = cart(item, 1);
     let now: Timestamp = ordergate_domain::now();
     PlaceOrder {
         order_id: Uuid::now_v7(),
