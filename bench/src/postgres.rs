@@ -99,12 +99,26 @@ async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> 
         spread_shops.len()
     );
     let bases = [base.clone()];
-    let spread = one_line_orders(args, &bases, Arc::new(spread_shops), Item::Untracked).await?;
-    report.push(Row::ratio(
-        &format!("PG orders, {} shops x 1 table", args.clients),
-        &spread,
-        ("raw PG", &raw),
-        SPREAD_TARGET,
+    let spread_shops = Arc::new(spread_shops);
+    let spread = one_line_orders(args, &bases, Arc::clone(&spread_shops), Item::Untracked).await?;
+    eprintln!("[postgres] raw order transactions over the same shops …");
+    let raw_orders = raw_order_transactions(&database.url, args, &spread_shops).await?;
+    report.push(
+        Row::ratio(
+            &format!("PG orders, {} shops x 1 table", args.clients),
+            &spread,
+            ("raw PG", &raw),
+            SPREAD_TARGET,
+        )
+        .note(format!(
+            "{:.2}x the raw order transactions below: what the database alone allows \
+             one order a transaction",
+            spread.rate / raw_orders.rate
+        )),
+    );
+    report.push(Row::reference(
+        &format!("raw PG order tx (an order's rows) x {}", args.clients),
+        &raw_orders,
     ));
 
     let one_shop = Arc::new(server::seed(&base, &ShopSpec::one_shop(args)).await?);
@@ -223,24 +237,161 @@ pub async fn raw_inserts(url: &str, args: &Args, distributed: bool) -> anyhow::R
     }
     let body = json!({"items": [{"menuItemId": Uuid::new_v4(), "quantity": 1, "toppingIds": []}],
                       "note": "bench"});
+    closed_loop_transactions(url, args, |_| RawTransaction::Insert(body.clone())).await
+}
+
+/// The rows an accepted order writes, by a client of the database with
+/// nothing else to do: one transaction per order that locks its table
+/// (with its shop) and writes the order, its ticket, audit row, event and
+/// key record in one statement, at the tables of `shops` (worker `w` at
+/// shop `w`). What one order a transaction costs the database alone: the
+/// most any server placing orders one at a time could reach.
+pub async fn raw_order_transactions(
+    url: &str,
+    args: &Args,
+    shops: &[Shop],
+) -> anyhow::Result<Figure> {
+    let tables = shops
+        .iter()
+        .map(|shop| {
+            let session = &shop.sessions.first().context("a table")?.0;
+            Ok((shop.shop_id.parse()?, session.parse()?))
+        })
+        .collect::<anyhow::Result<Vec<(Uuid, Uuid)>>>()?;
+    closed_loop_transactions(url, args, |w| {
+        let (shop_id, session_id) = tables[w % tables.len()];
+        RawTransaction::Order {
+            shop_id,
+            session_id,
+        }
+    })
+    .await
+}
+
+/// What a raw client commits, again and again.
+enum RawTransaction {
+    /// One row of an order-sized JSON body under a fresh key.
+    Insert(serde_json::Value),
+    /// An order's rows at this table (see [`raw_order_transactions`]).
+    Order { shop_id: Uuid, session_id: Uuid },
+}
+
+impl RawTransaction {
+    async fn commit_one(&self, conn: &mut PgConnection) -> anyhow::Result<()> {
+        let mut tx = conn.begin().await?;
+        match self {
+            RawTransaction::Insert(body) => {
+                sqlx::query("insert into raw_orders (idempotency_key, body) values ($1, $2)")
+                    .bind(Uuid::new_v4())
+                    .bind(body)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            RawTransaction::Order {
+                shop_id,
+                session_id,
+            } => {
+                sqlx::query(
+                    "select s.status, shop.timezone from table_sessions s
+                     join shops shop on shop.shop_id = s.shop_id
+                     where s.shop_id = $1 and s.session_id = $2 for update of s",
+                )
+                .bind(shop_id)
+                .bind(session_id)
+                .fetch_one(&mut *tx)
+                .await?;
+                let order_id = Uuid::now_v7();
+                let lines = json!([{"menuItemId": Uuid::new_v4(), "name": "Item 0",
+                                    "unitPrice": 500, "quantity": 1, "toppings": [],
+                                    "options": [], "lineTotal": 500}])
+                .to_string();
+                let placed = json!({"orderId": order_id, "shopId": shop_id,
+                                    "sessionId": session_id, "tableLabel": "B0",
+                                    "status": "placed", "source": "guest",
+                                    "clientId": "bench-raw", "items": lines, "note": "",
+                                    "total": 500, "version": 1})
+                .to_string();
+                sqlx::query(
+                    "with ticket as (
+                         insert into ticket_counters (shop_id, ticket_day, last_number)
+                         values ($1, 'raw', 1)
+                         on conflict (shop_id, ticket_day)
+                             do update set last_number = ticket_counters.last_number + 1
+                         returning last_number
+                     ),
+                     placed as (
+                         insert into orders (order_id, shop_id, session_id, ticket_day,
+                                             ticket_number, status, source, client_id,
+                                             payload_hash, lines, note, total, version,
+                                             created_at, updated_at)
+                         select $3, $1, $2, 'raw', last_number, 'placed', 'guest', 'bench-raw',
+                                md5($3::text), $4, '', 500, 1, now(), now()
+                         from ticket
+                         returning ticket_number
+                     ),
+                     audited as (
+                         insert into audit_log (shop_id, session_id, request_id, client_id,
+                                                status, code, idempotent_replay, order_id,
+                                                created_at, actor)
+                         values ($1, $2, $3::text, 'bench-raw', 201, 'ACCEPTED', false, $3,
+                                 now(), null)
+                     ),
+                     counter as (
+                         insert into event_counters (shop_id, last_event_id)
+                         select $1, 1 from placed
+                         on conflict (shop_id)
+                             do update set last_event_id = event_counters.last_event_id + 1
+                         returning last_event_id
+                     ),
+                     appended as (
+                         insert into events (shop_id, event_id, event_type, session_id, data,
+                                             created_at)
+                         select $1, last_event_id, 'order.placed', $2, $5, now() from counter
+                     ),
+                     keyed as (
+                         insert into idempotency_keys (scope, idempotency_key, shop_id,
+                                                       fingerprint, status, body, location,
+                                                       created_at, expires_at)
+                         select 'session:' || $2, $6, $1, md5($6), 201, $5, null, now(),
+                                now() + interval '1 day'
+                         from placed
+                     )
+                     select ticket_number from placed",
+                )
+                .bind(shop_id)
+                .bind(session_id)
+                .bind(order_id)
+                .bind(&lines)
+                .bind(&placed)
+                .bind(Uuid::new_v4().to_string())
+                .fetch_one(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// `--clients` connections, worker `w` committing `transaction(w)` one
+/// after another for the warm-up and the measured window.
+async fn closed_loop_transactions(
+    url: &str,
+    args: &Args,
+    transaction: impl Fn(usize) -> RawTransaction,
+) -> anyhow::Result<Figure> {
     let measure_from = Instant::now() + args.warmup();
     let until = measure_from + args.duration();
     let mut workers = Vec::new();
-    for _ in 0..args.clients {
+    for w in 0..args.clients {
         let mut conn = PgConnection::connect(url).await?;
-        let body = body.clone();
+        let transaction = transaction(w);
         workers.push(tokio::spawn(async move {
             let mut latency = histogram();
             let mut done = 0u64;
             while Instant::now() < until {
                 let began = Instant::now();
-                let mut tx = conn.begin().await?;
-                sqlx::query("insert into raw_orders (idempotency_key, body) values ($1, $2)")
-                    .bind(Uuid::new_v4())
-                    .bind(&body)
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
+                transaction.commit_one(&mut conn).await?;
                 let ended = Instant::now();
                 if began >= measure_from && ended <= until {
                     latency.saturating_record(micros(ended - began));
