@@ -68,8 +68,12 @@ impl TestDatabase {
             .await
             .unwrap();
         let separator = if admin_url.contains('?') { '&' } else { '?' };
+        // Its connections carry the schema's name, so that its drop finds
+        // them.
         TestDatabase {
-            url: format!("{admin_url}{separator}options[search_path]={name}"),
+            url: format!(
+                "{admin_url}{separator}options[search_path]={name}&application_name={name}"
+            ),
             _dir: dir,
             _schema: Some(Schema { admin_url, name }),
         }
@@ -80,7 +84,12 @@ impl Drop for Schema {
     fn drop(&mut self) {
         let (url, name) = (self.admin_url.clone(), self.name.clone());
         // Drop runs inside the test's runtime, which cannot be blocked on:
-        // the schema goes away from a thread with its own.
+        // the schema goes away from a thread with its own. That blocks the
+        // test's runtime, and with it any of the server's tasks still
+        // inside a transaction (a menu reload after the test's last
+        // change, say), whose locks the drop would wait for forever: the
+        // server's connections are ended first, and a connection named
+        // otherwise (a test's own) is waited for only so long.
         let dropped = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -88,6 +97,16 @@ impl Drop for Schema {
                 .unwrap();
             runtime.block_on(async {
                 let mut admin = PgConnection::connect(&url).await?;
+                sqlx::query(
+                    "select pg_terminate_backend(pid) from pg_stat_activity
+                     where application_name = $1 and pid <> pg_backend_pid()",
+                )
+                .bind(&name)
+                .execute(&mut admin)
+                .await?;
+                sqlx::query("set lock_timeout = '30s'")
+                    .execute(&mut admin)
+                    .await?;
                 sqlx::query(sqlx::AssertSqlSafe(format!(
                     "drop schema if exists {name} cascade"
                 )))
