@@ -9,6 +9,11 @@ pub(crate) fn millis(t: Timestamp) -> i64 {
     t.timestamp_millis()
 }
 
+/// `t` as a column keeps it: to the millisecond.
+pub(crate) fn stored_time(t: Timestamp) -> Timestamp {
+    Timestamp::from_timestamp_millis(millis(t)).unwrap_or(t)
+}
+
 fn decode_error(idx: usize, e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e))
 }

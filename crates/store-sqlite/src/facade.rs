@@ -323,7 +323,15 @@ impl Store for SqliteStore {
     }
 
     async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
-        self.write(move |conn| placement::place(conn, &order)).await
+        let claim = order.claim.clone();
+        let replays = Arc::clone(&self.replays);
+        let (ordered, seen) = self
+            .write(move |conn| placement::place(conn, &order, &replays))
+            .await?;
+        if let (Some(claim), Some(seen), Ok(placed)) = (claim, seen, &ordered.outcome) {
+            self.replays.remember(&claim, ordered.shop_id, placed, seen);
+        }
+        Ok(ordered)
     }
 
     async fn set_order_status(
@@ -381,21 +389,7 @@ impl Store for SqliteStore {
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
-        if let Some(replay) = self.replays.find(session_id, proof, claim, policy, now) {
-            return Ok(Some(replay));
-        }
-        let generation = self.replays.generation();
-        let (proof, read_claim) = (proof.clone(), claim.clone());
-        let committed = self
-            .read(move |tx| {
-                placement::committed_replay(tx, session_id, &proof, &read_claim, policy, now)
-            })
-            .await?;
-        Ok(committed.map(|committed| {
-            let replay = committed.replay.clone();
-            self.replays.remember(claim, committed, generation);
-            replay
-        }))
+        Ok(self.replays.find(session_id, proof, claim, policy, now))
     }
 
     async fn record_audit(&self, entry: AuditEntry) -> StoreResult<()> {

@@ -147,13 +147,8 @@ impl SqliteStore {
             .map_err(SqliteError::from)?;
         let replays = Arc::new(ReplayCache::new());
         replays.watch(&writer);
-        let settled = Arc::clone(&replays);
-        let writer = Writer::start(
-            writer,
-            checkpointer,
-            Box::new(move || settled.group_settled()),
-        )
-        .map_err(|e| StoreError::Internal(Box::new(e)))?;
+        let writer =
+            Writer::start(writer, checkpointer).map_err(|e| StoreError::Internal(Box::new(e)))?;
         Ok(SqliteStore {
             writer,
             readers: Readers::new(readers, Box::new(open_reader)),

@@ -10,73 +10,85 @@ use std::collections::HashMap;
 use ordergate_domain::events::EventType;
 use ordergate_domain::inventory::{Cause, Operation};
 use ordergate_domain::order::ItemLookup;
-use ordergate_domain::order::admission::{GuestHistory, GuestReads};
+use ordergate_domain::order::admission::{Caller, GuestHistory, GuestReads};
 use ordergate_domain::order::placement::{Referenced, referenced_ids};
-use ordergate_domain::session::{GuestProof, PinPolicy, Session};
+use ordergate_domain::session::Session;
 use ordergate_domain::shop::Shop;
 use ordergate_domain::{Rejection, Timestamp};
-use ordergate_store::{Claim, Decided, Ordered, PlaceOrder, Placed, Replay};
+use ordergate_store::{Decided, KeyRecord, Ordered, PlaceOrder, Placed};
 use rusqlite::{Connection, OptionalExtension, params};
-use uuid::Uuid;
 
-use crate::codec::millis;
+use crate::codec::{millis, stored_time};
 use crate::error::SqliteError;
 use crate::idempotency;
 use crate::orders::{self, COLUMNS, FROM, from_row};
-use crate::replays::Committed;
+use crate::replays::{ReplayCache, Seen};
 use crate::{audit, catalog, events, inventory, sessions, shops};
 
 /// Places an order or refuses it, and files the audit row either way: a
 /// refusal is an `Ok` outcome, so its audit row (and PIN count) commit.
-pub(crate) fn place(conn: &Connection, cmd: &PlaceOrder) -> Result<Ordered, SqliteError> {
+/// For a guest order placed or replayed, also what [`ReplayCache`]
+/// remembers of it.
+pub(crate) fn place(
+    conn: &Connection,
+    cmd: &PlaceOrder,
+    replays: &ReplayCache,
+) -> Result<(Ordered, Option<Seen>), SqliteError> {
+    let stamp = replays.stamp();
     let Some(session) = sessions::find(conn, cmd.session_id)? else {
         return Err(Rejection::NotFound("session").into());
     };
-    let (outcome, audited) = decide(conn, cmd, &session)?.outcome();
+    let shop_id = session.shop_id;
+    let record = match &cmd.claim {
+        Some(claim) => idempotency::record(conn, claim, cmd.now)?,
+        None => None,
+    };
+    let replayed_expiry = record.as_ref().map(|record| record.expires_at);
+    let (outcome, audited) = decide(conn, cmd, &session, record)?.outcome();
     if audited {
         audit::append(conn, &[cmd.audit_entry(&outcome)])?;
     }
-    Ok(Ordered {
-        shop_id: session.shop_id,
-        outcome,
-        audited,
-    })
-}
-
-/// A replay answered from committed data, when nothing else could change
-/// the answer: the PIN is right with no failures to reset, and the key's
-/// record matches. Anything else goes down the full path.
-pub(crate) fn committed_replay(
-    conn: &Connection,
-    session_id: Uuid,
-    proof: &GuestProof,
-    claim: &Claim,
-    policy: PinPolicy,
-    now: Timestamp,
-) -> Result<Option<Committed>, SqliteError> {
-    let Some(session) = sessions::find(conn, session_id)? else {
-        return Ok(None);
+    let seen = match (&outcome, &cmd.claim, &cmd.caller) {
+        (Ok(placed), Some(claim), Caller::Guest { .. }) => {
+            let expires_at = match (placed.replayed, replayed_expiry) {
+                (true, Some(expires_at)) => expires_at,
+                _ => stored_time(claim.expires_at),
+            };
+            let ended = replays.stamp();
+            // A PIN judged on the way wrote the session: a retry is judged
+            // by the session as this job left it.
+            let session = match ended == stamp {
+                true => session,
+                false => {
+                    sessions::find(conn, cmd.session_id)?.ok_or(Rejection::NotFound("session"))?
+                }
+            };
+            Some(Seen {
+                session,
+                expires_at,
+                stamp: ended,
+            })
+        }
+        _ => None,
     };
-    if !session.admits_as_is(proof, policy, now) {
-        return Ok(None);
-    }
-    let Some(record) = idempotency::record(conn, claim, now)? else {
-        return Ok(None);
-    };
-    if !claim.answered_by(&record.fingerprint, record.expires_at, now) {
-        return Ok(None);
-    }
-    Ok(Some(Committed {
-        replay: Replay::of(session.shop_id, record.response)?,
-        fingerprint: record.fingerprint,
-        expires_at: record.expires_at,
-        session,
-    }))
+    Ok((
+        Ordered {
+            shop_id,
+            outcome,
+            audited,
+        },
+        seen,
+    ))
 }
 
 /// Steps 1–8 of the contract, in its order. Nothing is written before the
 /// last check passes, except a wrong PIN's count.
-fn decide(conn: &Connection, cmd: &PlaceOrder, session: &Session) -> Result<Decided, SqliteError> {
+fn decide(
+    conn: &Connection,
+    cmd: &PlaceOrder,
+    session: &Session,
+    record: Option<KeyRecord>,
+) -> Result<Decided, SqliteError> {
     let pin = match cmd.caller.pin_to_judge() {
         Some(pin) => Some(sessions::judge_pin(
             conn,
@@ -87,10 +99,7 @@ fn decide(conn: &Connection, cmd: &PlaceOrder, session: &Session) -> Result<Deci
         )?),
         None => None,
     };
-    let key = match &cmd.claim {
-        Some(claim) => Some(claim.judge(idempotency::record(conn, claim, cmd.now)?, cmd.now)),
-        None => None,
-    };
+    let key = cmd.claim.as_ref().map(|claim| claim.judge(record, cmd.now));
     let history = match cmd.rules.guest_reads(&cmd.caller, &cmd.order, cmd.now) {
         Some(reads) => guest_history(conn, session, cmd.order.payload_hash.as_str(), &reads)?,
         None => GuestHistory::default(),

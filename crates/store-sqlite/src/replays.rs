@@ -1,62 +1,69 @@
 //! Guests' retries of placed orders, answered from memory.
 //!
 //! A retry after a lost answer is the commonest request a flaky connection
-//! makes, and answering it from the database took a read transaction whose
-//! page cache every commit had emptied: two fifths of a replay's server time
-//! (profile in the commit that added this). Its answer rests on two things:
+//! makes. Its answer rests on two things:
 //!
 //! - the key's stored response, which never changes once committed: it only
 //!   expires (a record is replaced only after it expired), so an entry is
 //!   used until the record's own expiry and never after;
 //! - the session's PIN state (failures, lock) and status, which any wrong
-//!   PIN, lapsed lock, unlock or checkout changes. Entries keep the session as read, stamped with
-//!   the *generation* of session writes current before the read began. The
-//!   writer moves the generation on after every commit that wrote
-//!   `table_sessions`, before it answers anyone, and an entry of an older
-//!   generation is not used. A read that raced such a commit carries the
-//!   older stamp, so a snapshot from before the commit is never used after
-//!   it.
+//!   PIN, lapsed lock, unlock or checkout changes.
+//!
+//! The writer remembers each guest order it places or replays, with the
+//! session as it stood at the end of that order's job and a *stamp*: how
+//! many writes to `table_sessions` the writer connection had made by then.
+//! Every such write moves the count on as it happens, before its commit,
+//! and an entry whose stamp is not the current count is not used: whatever
+//! wrote a session after the order (in its own group or a later one, or in
+//! a group that then failed) sends the retry down the full path, which
+//! decides it from the database and remembers it again.
+//!
+//! Nothing is read for a retry that is not remembered: the full path reads
+//! its key anyway, and every new order would otherwise pay a read that
+//! finds nothing (measurements in the commit that made it so).
 //!
 //! Only this store writes the file (SQLite is the one-node engine, its
 //! writer thread the only writer, and `ServingLock` keeps a second server
 //! off the file), so nothing changes behind the writer's back.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use moka::sync::Cache;
 use ordergate_domain::Timestamp;
 use ordergate_domain::idempotency::{Fingerprint, IdempotencyKey, Scope};
 use ordergate_domain::session::{GuestProof, PinPolicy, Session};
-use ordergate_store::{Claim, Replay};
+use ordergate_store::{Claim, Placed, Replay};
 use rusqlite::Connection;
 use rusqlite::hooks::Action;
 use uuid::Uuid;
 
-/// Bytes of stored responses kept: a few thousand retried orders.
+/// Bytes of stored responses kept: a few thousand orders.
 const CAPACITY_BYTES: u64 = 8 * 1024 * 1024;
 /// What an entry costs besides its response body.
 const ENTRY_OVERHEAD: u32 = 256;
 
-/// A completed order request as committed (its claim's fingerprint
-/// matched), and the session it was read with.
-pub(crate) struct Committed {
-    pub(crate) replay: Replay,
-    pub(crate) fingerprint: Fingerprint,
-    pub(crate) expires_at: Timestamp,
+/// What the writer saw of a guest order it placed or replayed, at the end
+/// of the order's job.
+pub(crate) struct Seen {
     pub(crate) session: Session,
+    /// The expiry of the key's record, as stored.
+    pub(crate) expires_at: Timestamp,
+    /// [`ReplayCache::stamp`] at that moment.
+    pub(crate) stamp: u64,
 }
 
 struct Entry {
-    committed: Committed,
-    generation: u64,
+    replay: Replay,
+    fingerprint: Fingerprint,
+    seen: Seen,
 }
 
 pub(crate) struct ReplayCache {
     entries: Cache<(Scope, IdempotencyKey), Arc<Entry>>,
-    generation: AtomicU64,
-    /// Set by the writer connection's update hook, cleared after the commit.
-    sessions_written: Arc<AtomicBool>,
+    /// Writes to `table_sessions` made on the writer connection, counted by
+    /// its update hook as each happens.
+    session_writes: Arc<AtomicU64>,
 }
 
 impl ReplayCache {
@@ -65,44 +72,36 @@ impl ReplayCache {
             entries: Cache::builder()
                 .max_capacity(CAPACITY_BYTES)
                 .weigher(|_, entry: &Arc<Entry>| {
-                    let body = entry.committed.replay.response.body.len();
+                    let body = entry.replay.response.body.len();
                     u32::try_from(body)
                         .unwrap_or(u32::MAX)
                         .saturating_add(ENTRY_OVERHEAD)
                 })
                 .build(),
-            generation: AtomicU64::new(0),
-            sessions_written: Arc::default(),
+            session_writes: Arc::default(),
         }
     }
 
-    /// Watches the writer connection for writes to sessions. Every write of
-    /// the store goes through this connection.
+    /// Counts the writer connection's writes to sessions. Every write of the
+    /// store goes through this connection.
     pub(crate) fn watch(&self, writer: &Connection) {
-        let written = Arc::clone(&self.sessions_written);
+        let writes = Arc::clone(&self.session_writes);
         writer.update_hook(Some(move |_: Action, _: &str, table: &str, _: i64| {
             if table == "table_sessions" {
-                written.store(true, Ordering::Relaxed);
+                writes.fetch_add(1, Ordering::Release);
             }
         }));
     }
 
-    /// Called by the writer after each group's transaction ended (committed
-    /// or not) and before it answers anyone.
-    pub(crate) fn group_settled(&self) {
-        if self.sessions_written.swap(false, Ordering::Relaxed) {
-            self.generation.fetch_add(1, Ordering::Release);
-        }
+    /// How many writes to sessions the writer has made so far; on the
+    /// writer thread, exact between two of its statements.
+    pub(crate) fn stamp(&self) -> u64 {
+        self.session_writes.load(Ordering::Acquire)
     }
 
-    /// The stamp for a read about to begin.
-    pub(crate) fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
-    }
-
-    /// The replay of `claim`, when what is remembered decides it: the
-    /// session admits the proof as is, and the key's record matches and is
-    /// live.
+    /// The replay of `claim`, when what is remembered decides it: no session
+    /// was written since, the session admits the proof as is, and the key's
+    /// record matches and is live.
     pub(crate) fn find(
         &self,
         session_id: Uuid,
@@ -114,21 +113,28 @@ impl ReplayCache {
         let entry = self
             .entries
             .get(&(claim.scope.clone(), claim.key.clone()))?;
-        let committed = &entry.committed;
-        let usable = entry.generation == self.generation()
-            && committed.session.session_id == session_id
-            && claim.answered_by(&committed.fingerprint, committed.expires_at, now)
-            && committed.session.admits_as_is(proof, policy, now);
-        usable.then(|| committed.replay.clone())
+        let seen = &entry.seen;
+        let usable = seen.stamp == self.stamp()
+            && seen.session.session_id == session_id
+            && claim.answered_by(&entry.fingerprint, seen.expires_at, now)
+            && seen.session.admits_as_is(proof, policy, now);
+        usable.then(|| entry.replay.clone())
     }
 
-    /// Remembers a replay found by a read that began at `generation`.
-    pub(crate) fn remember(&self, claim: &Claim, committed: Committed, generation: u64) {
+    /// Remembers the answer `placed` to the guest order request `claim`,
+    /// committed at the shop `shop_id`, as the writer `seen` it.
+    pub(crate) fn remember(&self, claim: &Claim, shop_id: Uuid, placed: &Placed, seen: Seen) {
+        let replay = Replay {
+            shop_id,
+            order_id: placed.order_id,
+            response: placed.response.clone().replayed(),
+        };
         self.entries.insert(
             (claim.scope.clone(), claim.key.clone()),
             Arc::new(Entry {
-                committed,
-                generation,
+                replay,
+                fingerprint: claim.fingerprint.clone(),
+                seen,
             }),
         );
     }

@@ -135,10 +135,6 @@ fn lost_transaction_error() -> rusqlite::Error {
     )
 }
 
-/// Called on the writer thread when a group's transaction has ended,
-/// committed or not, before anyone is answered.
-pub(crate) type Settled = Box<dyn Fn() + Send>;
-
 /// A handle on the writer thread; it stops once every handle is dropped.
 #[derive(Clone)]
 pub(crate) struct Writer {
@@ -148,11 +144,7 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Starts the writer thread, and the checkpoints' on `checkpointer`.
-    pub(crate) fn start(
-        mut conn: Connection,
-        checkpointer: Connection,
-        settled: Settled,
-    ) -> std::io::Result<Writer> {
+    pub(crate) fn start(mut conn: Connection, checkpointer: Connection) -> std::io::Result<Writer> {
         let checkpoints = Checkpoints::start(&conn, checkpointer)?;
         let (jobs, queue) = flume::bounded::<Box<dyn WriteJob>>(QUEUE_DEPTH);
         let listener: Arc<RwLock<Option<ChangeListener>>> = Arc::default();
@@ -166,7 +158,7 @@ impl Writer {
                     if !group.iter().any(|job| job.awaited()) {
                         linger(&queue, &mut group);
                     }
-                    commit_group(&mut conn, group, &announce_to, &settled);
+                    commit_group(&mut conn, group, &announce_to);
                     checkpoints.after_commit(&conn);
                 }
             })?;
@@ -229,7 +221,6 @@ fn commit_group(
     conn: &mut Connection,
     group: Vec<Box<dyn WriteJob>>,
     listener: &RwLock<Option<ChangeListener>>,
-    settled: &Settled,
 ) {
     let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
@@ -248,7 +239,6 @@ fn commit_group(
             tracing::warn!(error = %e, "group commit failed");
             // Nothing was committed: what the jobs noted must not be announced.
             drop(events::take_noted());
-            settled();
             waiting.for_each(|job| job.abandon(&e));
             answers.into_iter().for_each(|answer| answer(Some(&e)));
             return;
@@ -256,7 +246,6 @@ fn commit_group(
     }
     let changes = events::take_noted();
     let committed = tx.commit();
-    settled();
     match committed {
         Ok(()) => {
             // Announced before anyone is answered: a client that got its

@@ -322,7 +322,8 @@ pub trait Store: Send + Sync + 'static {
     /// the session exists and [admits](Session::admits_as_is) the proof
     /// as is, and the claim's record matches. `None` means "take the full
     /// path", which decides everything else (wrong PIN, mismatch, in
-    /// flight, new order).
+    /// flight, new order); a backend may answer only what it remembers of
+    /// its own recent writes and leave the rest to that path.
     async fn committed_replay(
         &self,
         session_id: Uuid,
