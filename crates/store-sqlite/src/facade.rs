@@ -326,7 +326,7 @@ impl Store for SqliteStore {
         let claim = order.claim.clone();
         let replays = Arc::clone(&self.replays);
         let (ordered, seen) = self
-            .write(move |conn| placement::place(conn, &order, &replays))
+            .write_repeatable(move |conn| placement::place(conn, &order, &replays))
             .await?;
         if let (Some(claim), Some(seen), Ok(placed)) = (claim, seen, &ordered.outcome) {
             self.replays.remember(&claim, ordered.shop_id, placed, seen);

@@ -168,6 +168,16 @@ impl SqliteStore {
         self.writer.run(f).await
     }
 
+    /// [`SqliteStore::write`] for `f` that does the same when it runs again
+    /// (see [`Writer::run_repeatable`]).
+    async fn write_repeatable<R, F>(&self, f: F) -> StoreResult<R>
+    where
+        F: Fn(&Connection) -> Result<R, SqliteError> + Send + 'static,
+        R: Send + 'static,
+    {
+        self.writer.run_repeatable(f).await
+    }
+
     /// Runs `f` in a read transaction on a reader thread.
     async fn read<R, F>(&self, f: F) -> StoreResult<R>
     where
