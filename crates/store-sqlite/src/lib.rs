@@ -111,10 +111,11 @@ impl SqliteStore {
         writer
             .pragma_update(None, "journal_mode", "wal")
             .and_then(|()| writer.pragma_update(None, "synchronous", "full"))
-            // Each write of a group runs in a savepoint, and SQLite keeps the
-            // pages a savepoint may roll back in a sub-journal: a temporary
-            // file once it outgrows 64 KiB, which a group soon did. Writing it
-            // was a fifth of the writer's time; in memory it costs a copy.
+            // Writes of a group other than orders run in savepoints, and
+            // SQLite keeps the pages a savepoint may roll back in a
+            // sub-journal: a temporary file once it outgrows 64 KiB, which a
+            // group soon did when orders had savepoints too. Writing it was a
+            // fifth of the writer's time; in memory it costs a copy.
             .and_then(|()| writer.pragma_update(None, "temp_store", "memory"))
             // A migration that builds a table anew (to change a check) must
             // run with foreign keys off, as SQLite's own recipe says; such a
