@@ -1,12 +1,15 @@
 //! The [`Store`] each node serves from: every operation forwarded to
 //! [`Pg`], run to its end on a task of its own (see [`PgStore`]).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use ordergate_domain::Timestamp;
 use ordergate_domain::audit::AuditEntry;
 use ordergate_domain::catalog::{Catalog, CatalogInput};
 use ordergate_domain::events::Event;
 use ordergate_domain::inventory::{InventoryItem, LogEntry, StockChange};
+use ordergate_domain::order::admission::Caller;
 use ordergate_domain::order::{Order, OrderStatus, StatusChange};
 use ordergate_domain::paging::Limit;
 use ordergate_domain::printing::Printer;
@@ -249,8 +252,18 @@ impl Store for PgStore {
 
     async fn place_order(&self, order: PlaceOrder) -> StoreResult<Ordered> {
         let wait = self.in_flight_wait;
-        self.detached(move |pg| async move { pg.place_order(order, wait).await })
-            .await
+        self.detached(move |pg| async move {
+            let guest_claim = match order.caller {
+                Caller::Guest { .. } => order.claim.clone(),
+                Caller::Staff { .. } => None,
+            };
+            let ordered = Arc::clone(&pg).place_order(order, wait).await?;
+            if let (Some(claim), Ok(_)) = (guest_claim, &ordered.outcome) {
+                pg.replays.answered(&claim);
+            }
+            Ok(ordered)
+        })
+        .await
     }
 
     async fn set_order_status(

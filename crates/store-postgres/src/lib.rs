@@ -100,7 +100,7 @@ struct Pg {
     routes: Routes,
     turns: turns::Turns,
     audit: audit::Filer,
-    replay_lookups: replays::Lookups,
+    replays: replays::Replays,
     announcer: Announcer,
     doorbell: Doorbell,
     listening: Listening,
@@ -168,7 +168,7 @@ impl PgStore {
         Ok(PgStore {
             pg: Arc::new(Pg {
                 audit: audit::filer(pool.clone(), distributed),
-                replay_lookups: replays::lookups(pool.clone(), distributed),
+                replays: replays::Replays::start(pool.clone(), distributed),
                 pool,
                 shards,
                 routes,

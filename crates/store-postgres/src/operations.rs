@@ -432,11 +432,14 @@ impl Pg {
         policy: PinPolicy,
         now: Timestamp,
     ) -> StoreResult<Option<Replay>> {
+        if !self.replays.knows(claim) {
+            return Ok(None);
+        }
         let Some(shop_id) = self.route(session_id).await? else {
             return Ok(None);
         };
-        let lookups = &self.replay_lookups;
-        replays::committed_replay(lookups, shop_id, session_id, proof, claim, policy, now).await
+        let replays = &self.replays;
+        replays::committed_replay(replays, shop_id, session_id, proof, claim, policy, now).await
     }
 
     /// One write transaction on the shop of the session or order `id`

@@ -374,13 +374,15 @@ async fn replay_checks_asked_at_once_are_each_answered_for_their_own_request() {
     let (shop_id, curry) = curry_shop(&*nodes[0], 100).await;
     let mut placed = Vec::new();
     for i in 0..12 {
-        let table = open_table(&*nodes[0], shop_id, &format!("T{i}")).await;
+        let node = &nodes[i % 2];
+        let table = open_table(&**node, shop_id, &format!("T{i}")).await;
         let order = guest_order(table.session_id, "phone", curry, Duration::from_secs(5));
-        let outcome = nodes[0].place_order(order.clone()).await.unwrap().outcome;
+        let outcome = node.place_order(order.clone()).await.unwrap().outcome;
         placed.push((order, outcome.expect("placed").order_id));
     }
-    // Each placed order asked three ways at once, on both nodes: as sent
-    // (its replay), under a key nobody used, and for a session nobody knows.
+    // Each placed order asked three ways at once, on the node that placed
+    // it (a node checks only keys it answered): as sent (its replay), for
+    // a session nobody knows, and under a key nobody used.
     let mut set = JoinSet::new();
     for (i, (order, order_id)) in placed.iter().enumerate() {
         let claim = order.claim.clone().unwrap();
@@ -390,11 +392,11 @@ async fn replay_checks_asked_at_once_are_each_answered_for_their_own_request() {
         };
         let asked = [
             (order.session_id, claim.clone(), Some(*order_id)),
-            (order.session_id, fresh, None),
             (uuid::Uuid::new_v4(), claim, None),
+            (order.session_id, fresh, None),
         ];
-        for (j, (session_id, claim, expected)) in asked.into_iter().enumerate() {
-            let node = Arc::clone(&nodes[(i + j) % 2]);
+        for (session_id, claim, expected) in asked {
+            let node = Arc::clone(&nodes[i % 2]);
             let policy = order.rules.pin_policy;
             set.spawn(async move {
                 let proof = ordergate_domain::session::GuestProof::Pin(Some(support::PIN.into()));
@@ -413,4 +415,31 @@ async fn replay_checks_asked_at_once_are_each_answered_for_their_own_request() {
         answered += 1;
     }
     assert_eq!(answered, 36);
+
+    // The other node did not answer these keys: it checks nothing, and
+    // the order's transaction replays them.
+    for (i, (order, order_id)) in placed.iter().enumerate() {
+        let other = &nodes[(i + 1) % 2];
+        let proof = ordergate_domain::session::GuestProof::Pin(Some(support::PIN.into()));
+        let claim = order.claim.clone().unwrap();
+        let policy = order.rules.pin_policy;
+        let checked = other
+            .committed_replay(order.session_id, &proof, &claim, policy, chrono::Utc::now())
+            .await
+            .expect("an answer");
+        assert_eq!(checked, None);
+        let retried = other.place_order(order.clone()).await.unwrap().outcome;
+        let replayed = retried.expect("replayed");
+        assert!(replayed.replayed);
+        assert_eq!(replayed.order_id, *order_id);
+        let checked = other
+            .committed_replay(order.session_id, &proof, &claim, policy, chrono::Utc::now())
+            .await
+            .expect("an answer");
+        assert_eq!(
+            checked.map(|r| r.order_id),
+            Some(*order_id),
+            "a node checks a key it replayed"
+        );
+    }
 }
