@@ -2,7 +2,8 @@
 //! names): new orders spread over many shops, through one ordergate node
 //! and through two, against raw single-row insert transactions into a
 //! table distributed over the same cluster at the same client concurrency,
-//! measured in the same run.
+//! measured in the same run; and what a raw client writing only an order's
+//! rows, one order a transaction, gets from the same cluster.
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use sqlx::postgres::PgConnection;
 use uuid::Uuid;
 
 use crate::Args;
-use crate::postgres::{Item, one_line_orders, raw_inserts};
+use crate::postgres::{Item, one_line_orders, raw_inserts, raw_order_transactions};
 use crate::report::{Report, Row};
 use crate::server::{self, BenchServer, ShopSpec};
 
@@ -96,25 +97,44 @@ async fn measure(args: &Args, schema: &BenchSchema, report: &mut Report) -> anyh
         shops.push(server::seed(&bases[0], &ShopSpec::small()).await?);
     }
     let shops = Arc::new(shops);
+    let mut figures = Vec::new();
     for used in [1, 2] {
         eprintln!(
             "[citus] new orders over {} shops of one table, through {used} node(s) …",
             shops.len()
         );
-        let figure =
-            one_line_orders(args, &bases[..used], Arc::clone(&shops), Item::Untracked).await?;
-        report.push(Row::ratio(
-            &format!(
-                "Citus orders, {} shops x 1 table, {used} node(s)",
-                args.clients
-            ),
-            &figure,
-            ("raw Citus", &raw),
-            SPREAD_TARGET,
-        ));
+        figures.push(
+            one_line_orders(args, &bases[..used], Arc::clone(&shops), Item::Untracked).await?,
+        );
     }
     for node in nodes {
         node.stop().await?;
     }
+    eprintln!("[citus] raw order transactions over the same shops …");
+    let raw_orders = raw_order_transactions(&schema.url, args, &shops, true).await?;
+    for (used, figure) in (1..).zip(figures) {
+        report.push(
+            Row::ratio(
+                &format!(
+                    "Citus orders, {} shops x 1 table, {used} node(s)",
+                    args.clients
+                ),
+                &figure,
+                ("raw Citus", &raw),
+                SPREAD_TARGET,
+            )
+            .note(format!(
+                "{:.2}x the raw order transactions below",
+                figure.rate / raw_orders.rate
+            )),
+        );
+    }
+    report.push(Row::reference(
+        &format!(
+            "raw Citus order tx (an order's rows, a statement each) x {}",
+            args.clients
+        ),
+        &raw_orders,
+    ));
     Ok(())
 }

@@ -102,7 +102,7 @@ async fn measure(args: &Args, database: &BenchDatabase, report: &mut Report) -> 
     let spread_shops = Arc::new(spread_shops);
     let spread = one_line_orders(args, &bases, Arc::clone(&spread_shops), Item::Untracked).await?;
     eprintln!("[postgres] raw order transactions over the same shops …");
-    let raw_orders = raw_order_transactions(&database.url, args, &spread_shops).await?;
+    let raw_orders = raw_order_transactions(&database.url, args, &spread_shops, false).await?;
     report.push(
         Row::ratio(
             &format!("PG orders, {} shops x 1 table", args.clients),
@@ -243,13 +243,17 @@ pub async fn raw_inserts(url: &str, args: &Args, distributed: bool) -> anyhow::R
 /// The rows an accepted order writes, by a client of the database with
 /// nothing else to do: one transaction per order that locks its table
 /// (with its shop) and writes the order, its ticket, audit row, event and
-/// key record in one statement, at the tables of `shops` (worker `w` at
-/// shop `w`). What one order a transaction costs the database alone: the
-/// most any server placing orders one at a time could reach.
+/// key record, at the tables of `shops` (worker `w` at shop `w`). What one
+/// order a transaction costs the database alone: the most any server
+/// placing orders one at a time could reach. The writes are one statement,
+/// or on Citus (`distributed`) one statement each, as ordergate's are
+/// there: Citus plans each data-modifying part of a statement on its own,
+/// passing results between nodes.
 pub async fn raw_order_transactions(
     url: &str,
     args: &Args,
     shops: &[Shop],
+    distributed: bool,
 ) -> anyhow::Result<Figure> {
     let tables = shops
         .iter()
@@ -263,6 +267,7 @@ pub async fn raw_order_transactions(
         RawTransaction::Order {
             shop_id,
             session_id,
+            distributed,
         }
     })
     .await
@@ -273,7 +278,11 @@ enum RawTransaction {
     /// One row of an order-sized JSON body under a fresh key.
     Insert(serde_json::Value),
     /// An order's rows at this table (see [`raw_order_transactions`]).
-    Order { shop_id: Uuid, session_id: Uuid },
+    Order {
+        shop_id: Uuid,
+        session_id: Uuid,
+        distributed: bool,
+    },
 }
 
 impl RawTransaction {
@@ -290,6 +299,12 @@ impl RawTransaction {
             RawTransaction::Order {
                 shop_id,
                 session_id,
+                distributed: true,
+            } => order_rows_statement_by_statement(&mut tx, *shop_id, *session_id).await?,
+            RawTransaction::Order {
+                shop_id,
+                session_id,
+                distributed: false,
             } => {
                 sqlx::query(
                     "select s.status, shop.timezone from table_sessions s
@@ -371,6 +386,97 @@ impl RawTransaction {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// The rows of [`RawTransaction::Order`], a statement each, every one of
+/// which Citus routes to the shop's worker.
+async fn order_rows_statement_by_statement(
+    conn: &mut PgConnection,
+    shop_id: Uuid,
+    session_id: Uuid,
+) -> anyhow::Result<()> {
+    sqlx::query(
+        "select status from table_sessions where shop_id = $1 and session_id = $2 for update",
+    )
+    .bind(shop_id)
+    .bind(session_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let ticket: i64 = sqlx::query_scalar(
+        "insert into ticket_counters (shop_id, ticket_day, last_number) values ($1, 'raw', 1)
+         on conflict (shop_id, ticket_day)
+             do update set last_number = ticket_counters.last_number + 1
+         returning last_number",
+    )
+    .bind(shop_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let order_id = Uuid::now_v7();
+    let lines = json!([{"menuItemId": Uuid::new_v4(), "name": "Item 0", "unitPrice": 500,
+                        "quantity": 1, "toppings": [], "options": [], "lineTotal": 500}])
+    .to_string();
+    let placed = json!({"orderId": order_id, "shopId": shop_id, "sessionId": session_id,
+                        "tableLabel": "B0", "status": "placed", "source": "guest",
+                        "clientId": "bench-raw", "items": lines, "note": "", "total": 500,
+                        "version": 1})
+    .to_string();
+    sqlx::query(
+        "insert into orders (order_id, shop_id, session_id, ticket_day, ticket_number, status,
+                             source, client_id, payload_hash, lines, note, total, version,
+                             created_at, updated_at)
+         values ($3, $1, $2, 'raw', $4, 'placed', 'guest', 'bench-raw', md5($3::text), $5, '',
+                 500, 1, now(), now())",
+    )
+    .bind(shop_id)
+    .bind(session_id)
+    .bind(order_id)
+    .bind(ticket)
+    .bind(&lines)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "insert into audit_log (shop_id, session_id, request_id, client_id, status, code,
+                                idempotent_replay, order_id, created_at, actor)
+         values ($1, $2, $3::text, 'bench-raw', 201, 'ACCEPTED', false, $3, now(), null)",
+    )
+    .bind(shop_id)
+    .bind(session_id)
+    .bind(order_id)
+    .execute(&mut *conn)
+    .await?;
+    let event_id: i64 = sqlx::query_scalar(
+        "insert into event_counters (shop_id, last_event_id) values ($1, 1)
+         on conflict (shop_id)
+             do update set last_event_id = event_counters.last_event_id + 1
+         returning last_event_id",
+    )
+    .bind(shop_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    sqlx::query(
+        "insert into events (shop_id, event_id, event_type, session_id, data, created_at)
+         values ($1, $2, 'order.placed', $3, $4, now())",
+    )
+    .bind(shop_id)
+    .bind(event_id)
+    .bind(session_id)
+    .bind(&placed)
+    .execute(&mut *conn)
+    .await?;
+    let key = Uuid::new_v4().to_string();
+    sqlx::query(
+        "insert into idempotency_keys (scope, idempotency_key, shop_id, fingerprint, status,
+                                       body, location, created_at, expires_at)
+         values ('session:' || $2, $3, $1, md5($3), 201, $4, null, now(),
+                 now() + interval '1 day')",
+    )
+    .bind(shop_id)
+    .bind(session_id)
+    .bind(&key)
+    .bind(&placed)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }
 
 /// `--clients` connections, worker `w` committing `transaction(w)` one
