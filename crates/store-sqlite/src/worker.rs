@@ -581,8 +581,11 @@ mod tests {
         (outcomes, rows)
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn repeatable_jobs_share_a_savepoint_and_one_that_fails_after_writing_is_undone_alone() {
+    /// Three repeatable jobs in one group, after a job that inserts
+    /// `before` unless it is `None`, the second failing after it wrote:
+    /// it alone fails, and the run is undone and each job run again alone.
+    /// Returns what `t` holds.
+    async fn the_second_of_three_fails_after_writing(before: Option<i64>) -> Vec<i64> {
         let (writer, _dir) = writer();
         let runs: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
         let jobs = vec![
@@ -590,17 +593,24 @@ mod tests {
             insert(2, &runs[1], true),
             insert(3, &runs[2], false),
         ];
-        let (outcomes, rows) = one_group(&writer, None, jobs).await;
+        let (outcomes, rows) = one_group(&writer, before, jobs).await;
         assert!(matches!(outcomes[0], Ok(1)));
         assert!(outcomes[1].is_err(), "its own failure stands");
         assert!(matches!(outcomes[2], Ok(3)));
-        assert_eq!(rows, [1, 3], "nothing of the failed job is committed");
         let ran: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
         assert_eq!(
             ran,
             [2, 2, 1],
             "the run was rolled back at the failure, then each ran alone"
         );
+        rows
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn repeatable_jobs_opening_a_group_run_bare_and_one_that_fails_after_writing_is_undone_alone()
+     {
+        let rows = the_second_of_three_fails_after_writing(None).await;
+        assert_eq!(rows, [1, 3], "nothing of the failed job is committed");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -646,19 +656,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn after_another_job_repeatable_jobs_that_fail_are_undone_to_their_savepoint() {
-        let (writer, _dir) = writer();
-        let runs: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
-        let jobs = vec![
-            insert(1, &runs[0], false),
-            insert(2, &runs[1], true),
-            insert(3, &runs[2], false),
-        ];
-        let (outcomes, rows) = one_group(&writer, Some(10), jobs).await;
-        assert!(matches!(outcomes[0], Ok(1)));
-        assert!(outcomes[1].is_err());
-        assert!(matches!(outcomes[2], Ok(3)));
+        let rows = the_second_of_three_fails_after_writing(Some(10)).await;
         assert_eq!(rows, [1, 3, 10], "the job before them kept its row");
-        let ran: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
-        assert_eq!(ran, [2, 2, 1]);
     }
 }
