@@ -607,8 +607,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn repeatable_jobs_opening_a_group_run_bare_and_one_that_fails_after_writing_is_undone_alone()
-     {
+    async fn jobs_opening_a_group_run_bare_and_a_failure_after_writing_is_undone_alone() {
         let rows = the_second_of_three_fails_after_writing(None).await;
         assert_eq!(rows, [1, 3], "nothing of the failed job is committed");
     }
