@@ -53,7 +53,7 @@ const LINGER: Duration = Duration::from_millis(25);
 trait WriteJob: Send {
     /// Whether running it again, after its writes were rolled back, does
     /// what it did the first time: such jobs run together, without
-    /// savepoints of their own (see [`run_together`]).
+    /// savepoints of their own (see [`run_group`]).
     fn repeatable(&self) -> bool;
     /// Runs the job in a savepoint of its own: whatever becomes of it, a
     /// failure leaves nothing of it in the transaction.
