@@ -612,44 +612,48 @@ mod tests {
         assert_eq!(rows, [1, 3], "nothing of the failed job is committed");
     }
 
+    /// Runs `middle` between two jobs inserting 1 and 3, as one group that
+    /// opens the writer's run; checks that both neighbours committed, and
+    /// returns `middle`'s outcome, what `t` holds and how often each
+    /// neighbour ran.
+    async fn between_two_inserts(middle: TestJob) -> (StoreResult<i64>, Vec<i64>, Vec<usize>) {
+        let (writer, _dir) = writer();
+        let runs: Vec<Arc<AtomicUsize>> = (0..2).map(|_| Arc::default()).collect();
+        let first = insert(1, &runs[0], false);
+        let last = insert(3, &runs[1], false);
+        let jobs: Vec<TestJob> = vec![Box::new(first), middle, Box::new(last)];
+        let (mut outcomes, rows) = one_group(&writer, None, jobs).await;
+        assert!(matches!(outcomes[0], Ok(1)));
+        assert!(matches!(outcomes[2], Ok(3)));
+        let ran = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
+        (outcomes.swap_remove(1), rows, ran)
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_repeatable_job_that_fails_before_writing_undoes_nothing() {
-        let (writer, _dir) = writer();
-        let runs: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
+        let refusals = Arc::new(AtomicUsize::new(0));
         let refusing = {
-            let runs = Arc::clone(&runs[1]);
+            let refusals = Arc::clone(&refusals);
             move |_: &Connection| -> Result<i64, SqliteError> {
-                runs.fetch_add(1, Ordering::SeqCst);
+                refusals.fetch_add(1, Ordering::SeqCst);
                 Err(SqliteError::Corrupt("refused before writing".into()))
             }
         };
-        let first = insert(1, &runs[0], false);
-        let last = insert(3, &runs[2], false);
-        let jobs: Vec<TestJob> = vec![Box::new(first), Box::new(refusing), Box::new(last)];
-        let (outcomes, rows) = one_group(&writer, None, jobs).await;
-        assert!(matches!(outcomes[0], Ok(1)));
-        assert!(outcomes[1].is_err());
-        assert!(matches!(outcomes[2], Ok(3)));
+        let (outcome, rows, ran) = between_two_inserts(Box::new(refusing)).await;
+        assert!(outcome.is_err());
         assert_eq!(rows, [1, 3]);
-        let ran: Vec<usize> = runs.iter().map(|r| r.load(Ordering::SeqCst)).collect();
+        let ran = [ran[0], refusals.load(Ordering::SeqCst), ran[1]];
         assert_eq!(ran, [1, 1, 1], "every job ran once, bare");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_repeatable_job_that_panics_after_writing_fails_alone() {
-        let (writer, _dir) = writer();
-        let runs: Vec<Arc<AtomicUsize>> = (0..2).map(|_| Arc::default()).collect();
         let panicking = move |conn: &Connection| -> Result<i64, SqliteError> {
             conn.execute("insert into t (x) values (2)", [])?;
             panic!("a bug after writing");
         };
-        let first = insert(1, &runs[0], false);
-        let last = insert(3, &runs[1], false);
-        let jobs: Vec<TestJob> = vec![Box::new(first), Box::new(panicking), Box::new(last)];
-        let (outcomes, rows) = one_group(&writer, None, jobs).await;
-        assert!(matches!(outcomes[0], Ok(1)));
-        assert!(outcomes[1].is_err());
-        assert!(matches!(outcomes[2], Ok(3)));
+        let (outcome, rows, _) = between_two_inserts(Box::new(panicking)).await;
+        assert!(outcome.is_err());
         assert_eq!(rows, [1, 3]);
     }
 
