@@ -250,7 +250,14 @@ impl TestApp {
         ));
         TestApp {
             base,
-            client: reqwest::Client::new(),
+            // The server closes a kept-alive connection that has been idle
+            // for HEADER_READ_TIMEOUT; a request sent on it at that moment
+            // fails with IncompleteMessage. A test that waits out a 10 s
+            // printer retry and then polls did exactly that, now and then.
+            client: reqwest::Client::builder()
+                .pool_idle_timeout(ordergate_server::HEADER_READ_TIMEOUT / 2)
+                .build()
+                .unwrap(),
             clock,
             settings,
             shutdown: Some(shutdown),
